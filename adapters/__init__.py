@@ -1,0 +1,1 @@
+"""Notifier adapters: one module per destination type."""

@@ -1,0 +1,1 @@
+"""Beacon: a log-event store and alert router."""

@@ -1,0 +1,77 @@
+"""`create_app(settings)`: the only place the Litestar app is assembled."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import ControllerRouterHandler
+
+from app.auth import AuthMiddleware
+from app.db.embedded import with_database
+from app.db.engine import make_engine, make_sessionmaker
+from app.deps import provide_codec, provide_session
+from app.errors import exception_handlers
+from app.pagination import CursorCodec
+from app.ratelimit import RateLimiter
+from app.request_ids import add_response_headers
+from app.settings import Settings
+from app.system.controllers import error_docs, healthz, readyz
+from app.tokens.controllers import TokenController
+
+log = logging.getLogger("beacon")
+
+
+def route_handlers() -> list[ControllerRouterHandler]:
+    return [healthz, readyz, error_docs, TokenController]
+
+
+def create_app(settings: Settings) -> Litestar:
+    settings = with_database(settings).with_secret_key()
+    assert settings.database_url is not None and settings.secret_key is not None
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncGenerator[None, None]:
+        engine = make_engine(settings.database_url or "")
+        app.state.engine = engine
+        app.state.sessionmaker = make_sessionmaker(engine)
+        try:
+            yield
+        finally:
+            await engine.dispose()
+
+    app = Litestar(
+        route_handlers=route_handlers(),
+        lifespan=[lifespan],
+        dependencies={
+            "db": Provide(provide_session),
+            "codec": Provide(provide_codec, sync_to_thread=False),
+        },
+        middleware=[AuthMiddleware()],
+        exception_handlers=exception_handlers(),
+        before_send=[add_response_headers],
+        openapi_config=OpenAPIConfig(
+            title="Beacon",
+            version="1.0.0",
+            path="/schema",
+            components=Components(
+                security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")},
+            ),
+            security=[{"bearer": []}],
+        ),
+        debug=False,
+    )
+    app.state.settings = settings
+    app.state.rate_limiter = RateLimiter(settings)
+    app.state.cursor_codec = CursorCodec(settings.secret_key)
+    return app
+
+
+def create_app_from_env() -> Litestar:
+    """Factory for `uvicorn --factory` (used by `beacon serve --workers N`)."""
+    return create_app(Settings.from_env())

@@ -1,0 +1,160 @@
+"""The `beacon` command: serve, migrate, tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import TypeVar
+
+import click
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.embedded import with_database
+from app.db.engine import make_engine, make_sessionmaker
+from app.db.migrate import upgrade
+from app.errors import BeaconError
+from app.settings import Settings
+from app.timefmt import utcnow
+from app.tokens import service as tokens
+
+T = TypeVar("T")
+_DURATION = re.compile(r"(\d+)([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_duration(value: str) -> timedelta:
+    match = _DURATION.fullmatch(value.strip())
+    if not match or int(match.group(1)) <= 0:
+        raise click.BadParameter(f"{value!r} is not a duration such as 30d, 12h, 90m or 2w")
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def _settings() -> Settings:
+    try:
+        return with_database(Settings.from_env()).with_secret_key()
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _run_db(settings: Settings, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    async def main() -> T:
+        engine = make_engine(settings.database_url or "", pool_size=1)
+        try:
+            async with make_sessionmaker(engine)() as session:
+                return await work(session)
+        finally:
+            await engine.dispose()
+
+    try:
+        return asyncio.run(main())
+    except BeaconError as exc:
+        raise click.ClickException(exc.message) from exc
+
+
+async def _bootstrap_admin(session: AsyncSession) -> str | None:
+    """Create the first admin token when there are no tokens at all; None when some exist."""
+    # Serialised so that two processes starting together create one token, not two.
+    await session.execute(text("SELECT pg_advisory_xact_lock(hashtext('beacon-bootstrap-token'))"))
+    if await tokens.count_tokens(session):
+        await session.rollback()
+        return None
+    created = await tokens.create_token(session, name="admin (created on first start)", scopes=["*"])
+    return created.token
+
+
+@click.group()
+def main() -> None:
+    """Beacon: a log-event store and alert router."""
+
+
+@main.command()
+def migrate() -> None:
+    """Apply the database migrations."""
+    settings = _settings()
+    upgrade(settings.database_url or "")
+    click.echo("migrations applied")
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", default=1, show_default=True, type=int)
+def serve(host: str, port: int, workers: int) -> None:
+    """Run the API, the monitor loop and the delivery worker."""
+    import uvicorn
+
+    settings = _settings()
+    upgrade(settings.database_url or "")
+    admin = _run_db(settings, _bootstrap_admin)
+    if admin:
+        click.echo("Created the first admin token. It is shown this once; keep it somewhere safe:")
+        click.echo(admin)
+    # Worker processes rebuild their settings from the environment: hand them what was resolved here.
+    os.environ["BEACON_DATABASE_URL"] = settings.database_url or ""
+    os.environ["BEACON_SECRET_KEY"] = settings.secret_key or ""
+    if workers > 1:
+        uvicorn.run("app.asgi:create_app_from_env", factory=True, host=host, port=port, workers=workers)
+    else:
+        from app.asgi import create_app
+
+        uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level)
+
+
+@main.group(name="tokens")
+def tokens_group() -> None:
+    """Manage API tokens (talks to the database directly)."""
+
+
+@tokens_group.command("create")
+@click.option("--name", required=True)
+@click.option("--scope", "scopes", multiple=True, help="Repeat for several; default `*` (all).")
+@click.option("--dataset", "datasets", multiple=True, help="Limit ingest and query to these datasets.")
+@click.option("--expires-in", "expires_in", default=None, help="e.g. 30d, 12h, 2w")
+def tokens_create(name: str, scopes: tuple[str, ...], datasets: tuple[str, ...], expires_in: str | None) -> None:
+    """Create a token; its text is printed alone on the last line."""
+    expires_at = utcnow() + parse_duration(expires_in) if expires_in else None
+    settings = _settings()
+    created = _run_db(
+        settings,
+        lambda s: tokens.create_token(
+            s, name=name, scopes=list(scopes) or ["*"], datasets=list(datasets) or None, expires_at=expires_at
+        ),
+    )
+    click.echo(f"id: {created.id}  scopes: {' '.join(created.scopes)}  expires: {created.expires_at or 'never'}")
+    click.echo(created.token)
+
+
+@tokens_group.command("list")
+def tokens_list() -> None:
+    """List tokens (never their text)."""
+    settings = _settings()
+
+    async def all_tokens(session: AsyncSession) -> list[tokens.TokenOut]:
+        return [tokens.to_out(t) for t in await tokens.all_tokens(session)]
+
+    rows = _run_db(settings, all_tokens)
+    for t in rows:
+        state = "revoked" if t.revoked_at else "active"
+        scope_text = ",".join(t.scopes)
+        datasets = ",".join(t.datasets) if t.datasets else "*"
+        click.echo(
+            f"{t.id}\t{state}\t{t.name}\tscopes={scope_text}\tdatasets={datasets}\texpires={t.expires_at or '-'}"
+        )
+
+
+@tokens_group.command("revoke")
+@click.argument("token_id")
+def tokens_revoke(token_id: str) -> None:
+    """Revoke a token by id."""
+    settings = _settings()
+    _run_db(settings, lambda s: tokens.revoke_token(s, token_id))
+    click.echo(f"revoked {token_id}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

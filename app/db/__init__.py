@@ -1,0 +1,1 @@
+"""Database: engine and sessions, models (one per file), the embedded PostgreSQL helper, migrations."""

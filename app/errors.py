@@ -1,0 +1,218 @@
+"""Error codes, the error envelope and the one exception -> response mapping.
+
+Every error the app can produce, including Litestar's own 404/405/validation/500, leaves through
+`exception_handlers()` as `{"error": {type, code, message, doc_url, request_id, param?}}`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import (
+    ClientException,
+    HTTPException,
+    MethodNotAllowedException,
+    NotFoundException,
+    ValidationException,
+)
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+
+from app.request_ids import request_id_for
+
+log = logging.getLogger("beacon.errors")
+
+
+@dataclass(frozen=True)
+class ErrorKind:
+    status: int
+    type: str
+    description: str
+
+
+ERRORS: dict[str, ErrorKind] = {
+    "invalid_json": ErrorKind(400, "invalid_request_error", "The request body is not valid JSON."),
+    "missing_field": ErrorKind(400, "invalid_request_error", "A required body field is absent; `param` names it."),
+    "invalid_field": ErrorKind(
+        400, "invalid_request_error", "A body field is unknown or has a wrong value; `param` names it."
+    ),
+    "invalid_parameter": ErrorKind(
+        400, "invalid_request_error", "A query-string or path parameter is wrong; `param` names it."
+    ),
+    "invalid_cursor": ErrorKind(
+        400, "invalid_request_error", "The `cursor` was altered, has expired, or belongs to another list."
+    ),
+    "too_many_events": ErrorKind(
+        400,
+        "invalid_request_error",
+        "A JSON-array ingest body holds more than 10,000 events; nothing was stored.",
+    ),
+    "invalid_query": ErrorKind(
+        400,
+        "invalid_request_error",
+        "The query text does not parse or type-check; the message gives line and column.",
+    ),
+    "query_timeout": ErrorKind(400, "invalid_request_error", "The query ran longer than the statement timeout."),
+    "missing_token": ErrorKind(401, "authentication_error", "No API token was provided."),
+    "invalid_token": ErrorKind(401, "authentication_error", "The API token is unknown, revoked or expired."),
+    "insufficient_scope": ErrorKind(
+        403, "permission_error", "The token lacks the scope (or dataset) this request needs."
+    ),
+    "not_found": ErrorKind(404, "invalid_request_error", "No such route or resource."),
+    "method_not_allowed": ErrorKind(405, "invalid_request_error", "The route exists but not for this method."),
+    "conflict": ErrorKind(409, "invalid_request_error", "The request conflicts with the resource's current state."),
+    "payload_too_large": ErrorKind(
+        413, "invalid_request_error", "The body is over 10 MB as sent, or over the decompressed size cap."
+    ),
+    "unsupported_media_type": ErrorKind(
+        415, "invalid_request_error", "The Content-Type or Content-Encoding is not accepted."
+    ),
+    "rate_limit_exceeded": ErrorKind(
+        429, "rate_limit_error", "Too many requests for this token; wait `Retry-After` seconds."
+    ),
+    "internal_error": ErrorKind(500, "api_error", "Something went wrong on our side; the request id helps us find it."),
+    "service_unavailable": ErrorKind(503, "api_error", "The database is unreachable; retry after `Retry-After`."),
+}
+
+
+class BeaconError(Exception):
+    """A domain error with a code from `ERRORS`; raised anywhere, rendered once by the handler map."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        param: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        if code not in ERRORS:
+            raise ValueError(f"unknown error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.param = param
+        self.headers = headers or {}
+
+    @property
+    def status(self) -> int:
+        return ERRORS[self.code].status
+
+
+def not_found(kind: str, ident: str) -> BeaconError:
+    return BeaconError("not_found", f"No {kind} with id {ident!r}.")
+
+
+def error_body(code: str, message: str, request_id: str, docs_url: str, param: str | None = None) -> dict[str, Any]:
+    err: dict[str, Any] = {
+        "type": ERRORS[code].type,
+        "code": code,
+        "message": message,
+        "doc_url": f"{docs_url}/errors#{code}",
+        "request_id": request_id,
+    }
+    if param is not None:
+        err["param"] = param
+    return {"error": err}
+
+
+def _docs_url(request: Request[Any, Any, Any]) -> str:
+    settings = getattr(request.app.state, "settings", None)
+    return settings.effective_docs_url if settings is not None else "/docs"
+
+
+def render(request: Request[Any, Any, Any], exc: BeaconError) -> Response[Any]:
+    rid = request_id_for(request.scope)
+    body = error_body(exc.code, exc.message, rid, _docs_url(request), exc.param)
+    return Response(
+        content=msgspec.json.encode(body),
+        status_code=exc.status,
+        media_type="application/json",
+        headers=exc.headers,
+    )
+
+
+_FIELD_IN_MESSAGE = re.compile(r"field `([^`]+)`")
+
+
+def from_validation(exc: ValidationException) -> BeaconError:
+    """Map Litestar's msgspec validation failure to missing_field / invalid_field / invalid_parameter."""
+    extra = exc.extra if isinstance(exc.extra, list) and exc.extra else [{}]
+    first = extra[0] if isinstance(extra[0], dict) else {}
+    message = str(first.get("message") or exc.detail)
+    key = str(first.get("key") or "")
+    source = first.get("source")
+    if source in {"query", "path", "header", "cookie"}:
+        return BeaconError("invalid_parameter", f"Invalid parameter `{key}`: {message}.", param=key or None)
+    # Litestar names the whole body "data"; msgspec names the field inside the message.
+    prefix = "" if key in {"", "data"} else key.replace("[...]", "") + "."
+    named = _FIELD_IN_MESSAGE.search(message)
+    if message.startswith("Object missing required field") and named:
+        param = prefix + named.group(1)
+        return BeaconError("missing_field", f"Missing required field `{param}`.", param=param)
+    if message.startswith("Object contains unknown field") and named:
+        param = prefix + named.group(1)
+        return BeaconError("invalid_field", f"Unknown field `{param}`.", param=param)
+    if key == "data":
+        return BeaconError("invalid_json", "The request body must be a JSON object.")
+    param = key.replace("[...]", "")
+    return BeaconError("invalid_field", f"Invalid value for `{param}`: {message}.", param=param or None)
+
+
+def from_http(exc: HTTPException) -> BeaconError:
+    if isinstance(exc, NotFoundException):
+        return BeaconError("not_found", "No such route.")
+    if isinstance(exc, MethodNotAllowedException):
+        return BeaconError("method_not_allowed", "This route does not accept that method.")
+    if isinstance(exc, ValidationException):
+        return from_validation(exc)
+    if exc.status_code == 400 and isinstance(exc, ClientException) and "JSON" in str(exc.detail):
+        return BeaconError("invalid_json", f"The request body is not valid JSON: {exc.detail}.")
+    if exc.status_code == 413:
+        return BeaconError("payload_too_large", str(exc.detail))
+    if exc.status_code == 415:
+        return BeaconError("unsupported_media_type", str(exc.detail))
+    if exc.status_code >= 500:
+        return BeaconError("internal_error", "Internal server error.")
+    return BeaconError("invalid_parameter", str(exc.detail))
+
+
+def _handle_beacon(request: Request[Any, Any, Any], exc: BeaconError) -> Response[Any]:
+    return render(request, exc)
+
+
+def _handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    return render(request, from_http(exc))
+
+
+def _handle_database(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    if isinstance(exc, (OperationalError, PoolTimeoutError, OSError)) or (
+        isinstance(exc, DBAPIError) and exc.connection_invalidated
+    ):
+        log.warning("database unavailable: %s (request %s)", type(exc).__name__, request_id_for(request.scope))
+        return render(
+            request,
+            BeaconError("service_unavailable", "The database is unreachable.", headers={"Retry-After": "5"}),
+        )
+    return _handle_unexpected(request, exc)
+
+
+def _handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    log.exception("unhandled error (request %s)", request_id_for(request.scope), exc_info=exc)
+    return render(request, BeaconError("internal_error", "Internal server error."))
+
+
+def exception_handlers() -> dict[Any, Any]:
+    return {
+        BeaconError: _handle_beacon,
+        HTTPException: _handle_http,
+        DBAPIError: _handle_database,
+        PoolTimeoutError: _handle_database,
+        OSError: _handle_database,
+        Exception: _handle_unexpected,
+    }

@@ -1,0 +1,129 @@
+"""Settings read from BEACON_* environment variables.
+
+Nothing here runs at import time: callers build a `Settings` with `Settings.from_env()` (or construct one
+directly in tests) and pass it to `create_app`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES_DIR = PROJECT_ROOT / "templates"
+MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def normalize_database_url(url: str) -> str:
+    """Return an SQLAlchemy asyncpg URL for `postgresql://…`, `postgres://…` or `postgresql+asyncpg://…`.
+
+    Query parameters (such as a unix-socket `?host=/path`) are kept as they are.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in {"postgresql", "postgres", "postgresql+asyncpg"}:
+        raise ValueError(f"BEACON_DATABASE_URL must be a postgresql:// URL, got scheme {parts.scheme!r}")
+    return urlunsplit(parts._replace(scheme="postgresql+asyncpg"))
+
+
+def asyncpg_dsn(url: str) -> str:
+    """The same URL in the plain `postgresql://` form that asyncpg.connect() takes."""
+    parts = urlsplit(normalize_database_url(url))
+    return urlunsplit(parts._replace(scheme="postgresql"))
+
+
+@dataclass(frozen=True)
+class RateLimits:
+    """Requests per rolling 60-second window, per token and endpoint group."""
+
+    ingest: int = 6000
+    query: int = 1000
+    read: int = 2000
+    other: int = 600
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str | None = None
+    data_dir: Path = Path(".beacon")
+    redis_url: str | None = None
+    redis_key_prefix: str = "beacon"
+    base_url: str = "http://127.0.0.1:8000"
+    docs_url: str | None = None
+    secret_key: str | None = None
+    rate_limits: RateLimits = field(default_factory=RateLimits)
+    allow_private_destinations: bool = False
+    run_scheduler: bool = True
+    log_level: str = "info"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+
+        def get(name: str) -> str | None:
+            value = env.get(f"BEACON_{name}")
+            return value if value not in (None, "") else None
+
+        def get_int(name: str, default: int) -> int:
+            raw = get(name)
+            if raw is None:
+                return default
+            try:
+                return int(raw)
+            except ValueError:
+                raise ValueError(f"BEACON_{name} must be an integer, got {raw!r}") from None
+
+        def get_bool(name: str, default: bool) -> bool:
+            raw = get(name)
+            return default if raw is None else raw.strip().lower() in _TRUE
+
+        defaults = RateLimits()
+        database_url = get("DATABASE_URL")
+        return cls(
+            database_url=normalize_database_url(database_url) if database_url else None,
+            data_dir=Path(get("DATA_DIR") or ".beacon"),
+            redis_url=get("REDIS_URL"),
+            redis_key_prefix=get("REDIS_KEY_PREFIX") or "beacon",
+            base_url=(get("BASE_URL") or cls.base_url).rstrip("/"),
+            docs_url=(get("DOCS_URL") or "").rstrip("/") or None,
+            secret_key=get("SECRET_KEY"),
+            rate_limits=RateLimits(
+                ingest=get_int("RATE_LIMIT_INGEST", defaults.ingest),
+                query=get_int("RATE_LIMIT_QUERY", defaults.query),
+                read=get_int("RATE_LIMIT_READ", defaults.read),
+                other=get_int("RATE_LIMIT_OTHER", defaults.other),
+            ),
+            allow_private_destinations=get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
+            run_scheduler=get_bool("RUN_SCHEDULER", True),
+            log_level=get("LOG_LEVEL") or "info",
+        )
+
+    @property
+    def effective_docs_url(self) -> str:
+        return self.docs_url or f"{self.base_url}/docs"
+
+    def with_secret_key(self) -> Settings:
+        """Fill in `secret_key` from `DATA_DIR/secret_key`, generating and keeping one on first use."""
+        if self.secret_key:
+            return self
+        path = self.data_dir / "secret_key"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".secret_key.{os.getpid()}")
+            # Created 0600 before the key goes in, then renamed: never readable by others, never half-written,
+            # and two processes starting together agree on one key (the loser's rename is skipped).
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_urlsafe(48))
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            finally:
+                tmp.unlink()
+        return replace(self, secret_key=path.read_text().strip())

@@ -1,0 +1,31 @@
+"""Routes outside /v1: liveness, readiness and the error-code documentation page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import MediaType, Request, Response, get
+from sqlalchemy import text
+
+from app.errors import ERRORS, BeaconError
+from app.templating import render_template
+
+
+@get("/healthz", include_in_schema=False)
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@get("/readyz", include_in_schema=False)
+async def readyz(request: Request[Any, Any, Any]) -> dict[str, str]:
+    try:
+        async with request.app.state.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        raise BeaconError("service_unavailable", "The database is unreachable.", headers={"Retry-After": "5"}) from exc
+    return {"status": "ready"}
+
+
+@get("/docs/errors", include_in_schema=False, media_type=MediaType.HTML)
+async def error_docs() -> Response[str]:
+    return Response(render_template("docs/errors.html", errors=ERRORS), media_type=MediaType.HTML)

@@ -1,0 +1,17 @@
+"""Datetimes as the API shows them: RFC 3339, UTC, millisecond precision, `Z` suffix."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso_ms(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def iso_ms_or_none(value: datetime | None) -> str | None:
+    return None if value is None else iso_ms(value)

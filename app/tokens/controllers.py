@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, delete, get, post
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import principal
+from app.pagination import CursorCodec, Limit, ListEnvelope
+from app.tokens import service
+from app.tokens.schemas import TokenCreate, TokenCreated, TokenOut
+
+
+class TokenController(Controller):
+    path = "/v1/tokens"
+    tags = ["tokens"]
+    opt = {"scope": "tokens:write"}
+
+    @post("/", status_code=201)
+    async def create(self, request: Request[Any, Any, Any], data: TokenCreate, db: AsyncSession) -> TokenCreated:
+        return await service.create_token(
+            db,
+            name=data.name,
+            scopes=data.scopes,
+            datasets=data.datasets,
+            expires_at=data.expires_at,
+            issuer=principal(request),
+        )
+
+    @get("/")
+    async def list(
+        self, db: AsyncSession, codec: CursorCodec, limit: Limit = None, cursor: str | None = None
+    ) -> ListEnvelope[TokenOut]:
+        return await service.list_tokens(db, codec, limit=limit, cursor=cursor)
+
+    @get("/{token_id:str}")
+    async def retrieve(self, db: AsyncSession, token_id: str) -> TokenOut:
+        return service.to_out(await service.get_token(db, token_id))
+
+    @delete("/{token_id:str}", status_code=204)
+    async def revoke(self, db: AsyncSession, token_id: str) -> None:
+        await service.revoke_token(db, token_id)

@@ -1,0 +1,189 @@
+"""Shared fixtures: a real PostgreSQL (migrated once per worker, cloned per test), the real app, tokens.
+
+The server is BEACON_TEST_DATABASE_URL when set (CI points it at a fresh database on the machine's
+PostgreSQL), otherwise an embedded PostgreSQL (pgserver) kept in the temp directory. Each test gets its own
+database cloned from a migrated template, so tests start clean and can run in parallel (pytest -n).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import os
+import socket
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.asgi import create_app
+from app.db.engine import make_engine, make_sessionmaker
+from app.db.migrate import upgrade
+from app.settings import Settings, asyncpg_dsn, normalize_database_url
+from app.tokens.service import create_token
+
+T = TypeVar("T")
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def run_sync(coro: Awaitable[T]) -> T:
+    """Run a coroutine to completion from sync code, even while a test's event loop exists."""
+
+    async def wrapper() -> T:
+        return await coro
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, wrapper()).result()
+
+
+def _with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+async def _admin(url: str, *statements: str) -> None:
+    conn = await asyncpg.connect(asyncpg_dsn(url))
+    try:
+        for sql in statements:
+            await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> str:
+    url = os.environ.get("BEACON_TEST_DATABASE_URL")
+    if url:
+        return normalize_database_url(url)
+    if IN_CI:
+        pytest.fail("CI=true but BEACON_TEST_DATABASE_URL is not set")
+    from app.db.embedded import start_embedded
+
+    return start_embedded(Path(tempfile.gettempdir()) / "beacon-test-pg")
+
+
+@pytest.fixture(scope="session")
+def db_prefix(pg_server_url: str, worker_id: str) -> str:
+    base = urlsplit(pg_server_url).path.lstrip("/") or "postgres"
+    return f"{base}_{worker_id}_{os.getpid()}"[:50]
+
+
+@pytest.fixture(scope="session")
+def template_database(pg_server_url: str, db_prefix: str) -> Iterator[str]:
+    name = f"{db_prefix}_tmpl"
+    run_sync(_admin(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"'))
+    upgrade(_with_database(pg_server_url, name))
+    yield name
+    run_sync(_admin(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+_counter = itertools.count()
+
+
+@pytest.fixture
+def database_url(pg_server_url: str, db_prefix: str, template_database: str) -> Iterator[str]:
+    """A fresh, migrated database for this test alone."""
+    name = f"{db_prefix}_{next(_counter)}"
+    run_sync(_admin(pg_server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"'))
+    yield _with_database(pg_server_url, name)
+    run_sync(_admin(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return Settings(
+        database_url=database_url,
+        data_dir=tmp_path / "data",
+        base_url="http://testserver.local",
+        secret_key="test-secret-key",
+        run_scheduler=False,
+    )
+
+
+@pytest.fixture
+def make_app(settings: Settings) -> Callable[..., Litestar]:
+    """Build the real app; keyword arguments override settings fields."""
+
+    def build(**overrides: Any) -> Litestar:
+        return create_app(replace(settings, **overrides))
+
+    return build
+
+
+@pytest.fixture
+async def client(make_app: Callable[..., Litestar]) -> AsyncIterator[AsyncTestClient[Litestar]]:
+    async with AsyncTestClient(app=make_app()) as c:
+        yield c
+
+
+@pytest.fixture
+async def db(database_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    """The test's own way into its database (the app's engine lives on the test client's event loop)."""
+    engine = make_engine(database_url, pool_size=2)
+    yield make_sessionmaker(engine)
+    await engine.dispose()
+
+
+TokenFactory = Callable[..., Awaitable[str]]
+
+
+@pytest.fixture
+def make_token(db: async_sessionmaker[AsyncSession]) -> TokenFactory:
+    """Create a token in the test's database (as the CLI would) and return its text."""
+
+    async def make(scopes: list[str] | None = None, **kwargs: Any) -> str:
+        async with db() as session:
+            created = await create_token(session, name=kwargs.pop("name", "test"), scopes=scopes or ["*"], **kwargs)
+        return created.token
+
+    return make
+
+
+@pytest.fixture
+async def admin_token(make_token: TokenFactory) -> str:
+    return await make_token(["*"], name="admin")
+
+
+@pytest.fixture
+def auth(admin_token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {admin_token}"}
+
+
+def _redis_reachable(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    url = os.environ.get("BEACON_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    if not _redis_reachable(url):
+        message = f"Redis is not reachable at {url}"
+        if IN_CI:
+            pytest.fail(f"{message}; under CI=true Redis-backed tests must run")
+        pytest.skip(message)
+    return url
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under CI=true a skipped test is a failure: a skip there means a service the tests need was missing."""
+    if not IN_CI:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if skipped:
+        reporter.write_line(f"CI=true: {len(skipped)} test(s) skipped; failing the run", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -1,0 +1,70 @@
+"""Bearer authentication: missing, malformed, unknown, revoked and expired tokens, scopes."""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+
+from tests.helpers import assert_error
+
+
+async def test_no_header_is_missing_token(client):
+    err = assert_error(await client.get("/v1/tokens"), 401, "missing_token", type_="authentication_error")
+    assert "no api token" in err["message"].lower()
+
+
+async def test_empty_or_other_scheme_is_missing_token(client, admin_token):
+    for value in ("", "Bearer", "Bearer   ", f"Basic {admin_token}", admin_token):
+        r = await client.get("/v1/tokens", headers={"Authorization": value})
+        assert_error(r, 401, "missing_token")
+
+
+async def test_scheme_is_case_insensitive(client, admin_token):
+    r = await client.get("/v1/tokens", headers={"Authorization": f"bearer {admin_token}"})
+    assert r.status_code == 200
+
+
+async def test_unknown_token_is_invalid_token(client):
+    r = await client.get("/v1/tokens", headers={"Authorization": "Bearer bcn_" + "x" * 40})
+    assert_error(r, 401, "invalid_token", type_="authentication_error")
+
+
+async def test_revoked_token_is_invalid(client, auth, make_token):
+    victim = await make_token(["*"], name="victim")
+    h = {"Authorization": f"Bearer {victim}"}
+    assert (await client.get("/v1/tokens", headers=h)).status_code == 200
+    listing = (await client.get("/v1/tokens", headers=auth)).json()["data"]
+    victim_id = next(t["id"] for t in listing if t["name"] == "victim")
+    assert (await client.delete(f"/v1/tokens/{victim_id}", headers=auth)).status_code == 204
+    assert_error(await client.get("/v1/tokens", headers=h), 401, "invalid_token")
+    shown = (await client.get(f"/v1/tokens/{victim_id}", headers=auth)).json()
+    assert shown["revoked_at"] is not None
+
+
+async def test_expired_token_is_invalid(client, db, make_token):
+    token = await make_token(["*"], name="soon")
+    h = {"Authorization": f"Bearer {token}"}
+    assert (await client.get("/v1/tokens", headers=h)).status_code == 200
+    async with db() as s:
+        await s.execute(text("UPDATE tokens SET expires_at = now() - interval '1 second' WHERE name = 'soon'"))
+        await s.commit()
+    assert_error(await client.get("/v1/tokens", headers=h), 401, "invalid_token")
+
+
+async def test_scope_needed_is_named(client, make_token):
+    token = await make_token(["annotations:read", "ingest"])
+    r = await client.get("/v1/tokens", headers={"Authorization": f"Bearer {token}"})
+    err = assert_error(r, 403, "insufficient_scope", type_="permission_error")
+    assert "tokens:write" in err["message"]
+
+
+async def test_auth_comes_before_routing_details(client):
+    # An unauthenticated request to a real route learns nothing about the body it sent.
+    r = await client.post("/v1/tokens", json={"bogus": 1})
+    assert_error(r, 401, "missing_token")
+
+
+async def test_health_endpoints_need_no_token(client):
+    assert (await client.get("/healthz")).json() == {"status": "ok"}
+    r = await client.get("/readyz")
+    assert r.status_code == 200 and r.json() == {"status": "ready"}
+    assert "x-ratelimit-limit" not in r.headers
