@@ -16,6 +16,7 @@ from litestar import Request
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db.token import Token
 from app.errors import BeaconError
@@ -86,14 +87,8 @@ def _bearer(scope: Scope) -> str | None:
     return None
 
 
-async def authenticate(scope: Scope) -> Principal:
-    text = _bearer(scope)
-    if text is None:
-        raise BeaconError(
-            "missing_token",
-            "No API token was provided. Send it as `Authorization: Bearer <token>`.",
-        )
-    sessionmaker = scope["app"].state.sessionmaker
+async def principal_for_token(sessionmaker: async_sessionmaker[AsyncSession], text: str) -> Principal:
+    """The principal of a token's text; 401 invalid_token when it is unknown, revoked or expired."""
     async with sessionmaker() as session:
         token = (await session.execute(select(Token).where(Token.token_hash == hash_token(text)))).scalar_one_or_none()
     now = utcnow()
@@ -105,6 +100,16 @@ async def authenticate(scope: Scope) -> Principal:
         scopes=frozenset(token.scopes),
         datasets=tuple(token.datasets) if token.datasets else None,
     )
+
+
+async def authenticate(scope: Scope) -> Principal:
+    text = _bearer(scope)
+    if text is None:
+        raise BeaconError(
+            "missing_token",
+            "No API token was provided. Send it as `Authorization: Bearer <token>`.",
+        )
+    return await principal_for_token(scope["app"].state.sessionmaker, text)
 
 
 class AuthMiddleware(ASGIMiddleware):

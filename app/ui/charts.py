@@ -1,0 +1,165 @@
+"""Geometry of the server-rendered time charts: buckets as bars, annotations as lines and bands.
+
+Everything here is pure arithmetic on times and values; `templates/ui/chart.html` draws the result as inline
+SVG, so the page works offline and needs no chart library.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from app.timefmt import iso_ms
+
+PALETTE = ("#2563eb", "#dc2626", "#ea580c", "#7c3aed", "#0d9488", "#ca8a04", "#db2777", "#4b5563")
+KNOWN_TYPES = {"deploy": PALETTE[0], "incident": PALETTE[1], "monitor": PALETTE[2], "config": PALETTE[3]}
+
+
+def type_colour(kind: str) -> str:
+    """A stable colour per annotation type: fixed for the common ones, hashed for the rest."""
+    if kind in KNOWN_TYPES:
+        return KNOWN_TYPES[kind]
+    return PALETTE[hashlib.sha256(kind.encode()).digest()[0] % len(PALETTE)]
+
+
+@dataclass(frozen=True)
+class Annotation:
+    id: str
+    type: str
+    title: str
+    time: datetime
+    end_time: datetime | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    label: str  # "<time> — <value>" shown on hover
+
+
+@dataclass(frozen=True)
+class Marker:
+    id: str
+    type: str
+    title: str
+    url: str | None
+    colour: str
+    x: float
+    width: float  # 0 for a point (drawn as a line), > 0 for a span (drawn as a band)
+    time: str
+    end_time: str | None
+
+
+@dataclass(frozen=True)
+class Tick:
+    pos: float
+    label: str
+
+
+@dataclass
+class Chart:
+    width: int
+    height: int
+    left: float
+    top: float
+    plot_width: float
+    plot_height: float
+    bars: list[Bar] = field(default_factory=list)
+    line: str = ""  # SVG polyline points, for a numeric series
+    markers: list[Marker] = field(default_factory=list)
+    x_ticks: list[Tick] = field(default_factory=list)
+    y_ticks: list[Tick] = field(default_factory=list)
+    start: str = ""
+    end: str = ""
+
+
+def nice_ceiling(value: float) -> float:
+    """The smallest 1/2/5 x 10^k at or above `value` (and 1 for nothing), for a readable y axis."""
+    if value <= 0:
+        return 1.0
+    exponent = math.floor(math.log10(value))
+    for step in (1, 2, 5, 10):
+        candidate = step * 10**exponent
+        if candidate >= value:
+            return float(candidate)
+    return float(10 ** (exponent + 1))
+
+
+def _format_value(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.3g}"
+
+
+def time_chart(
+    points: list[tuple[datetime, float | None]],
+    *,
+    start: datetime,
+    end: datetime,
+    step_seconds: float,
+    annotations: list[Annotation],
+    kind: str = "bars",
+    width: int = 960,
+    height: int = 260,
+) -> Chart:
+    """Place buckets and annotations on a [start, end) time axis."""
+    left, top, right, bottom = 56.0, 12.0, 12.0, 28.0
+    chart = Chart(width, height, left, top, width - left - right, height - top - bottom)
+    span = (end - start).total_seconds() or 1.0
+
+    def x_of(t: datetime) -> float:
+        return left + (t - start).total_seconds() / span * chart.plot_width
+
+    values = [v for _, v in points if v is not None]
+    y_max = nice_ceiling(max(values, default=0.0))
+
+    def y_of(v: float) -> float:
+        return top + chart.plot_height * (1 - v / y_max)
+
+    bar_width = max(1.0, step_seconds / span * chart.plot_width - 1)
+    if kind == "bars":
+        for t, v in points:
+            if v is None or not start <= t < end:
+                continue
+            y = y_of(v)
+            chart.bars.append(
+                Bar(x_of(t), y, bar_width, top + chart.plot_height - y, f"{iso_ms(t)} — {_format_value(v)}")
+            )
+    else:
+        chart.line = " ".join(
+            f"{x_of(t) + bar_width / 2:.1f},{y_of(v):.1f}" for t, v in points if v is not None and start <= t < end
+        )
+
+    for a in annotations:
+        a_end = a.end_time or a.time
+        if a_end < start or a.time >= end:
+            continue  # entirely outside the range
+        x1 = x_of(max(a.time, start))
+        x2 = x_of(min(a_end, end))
+        chart.markers.append(
+            Marker(
+                id=a.id,
+                type=a.type,
+                title=a.title,
+                url=a.url,
+                colour=type_colour(a.type),
+                x=x1,
+                width=(x2 - x1) if a.end_time is not None else 0.0,
+                time=iso_ms(a.time),
+                end_time=iso_ms(a.end_time) if a.end_time else None,
+            )
+        )
+
+    for i in range(5):
+        value = y_max * i / 4
+        chart.y_ticks.append(Tick(y_of(value), _format_value(value)))
+    for i in range(7):
+        t = start + (end - start) * i / 6
+        fmt = "%H:%M" if span <= 2 * 86400 else "%b %d %H:%M"
+        chart.x_ticks.append(Tick(x_of(t), t.strftime(fmt)))
+    chart.start, chart.end = iso_ms(start), iso_ms(end)
+    return chart

@@ -1,0 +1,71 @@
+"""Routes of the console under /ui: thin handlers that gather data from the areas' services and render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from litestar import MediaType, Request, Response, Router, get, post
+from litestar.enums import RequestEncodingType
+from litestar.params import Body
+from litestar.response import Redirect
+from litestar.static_files import create_static_files_router
+
+from app.errors import BeaconError
+from app.settings import Settings
+from app.templating import render_template
+from app.ui.session import SignInRequired, check_csrf, session_config, sign_in
+
+STATIC_DIR = Path(__file__).parent / "static"
+Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
+
+
+def page(name: str, status_code: int = 200, **context: Any) -> Response[str]:
+    return Response(render_template(f"ui/{name}", **context), media_type=MediaType.HTML, status_code=status_code)
+
+
+@get("/login", include_in_schema=False)
+async def login_form() -> Response[str]:
+    return page("login.html", error=None)
+
+
+@post("/login", include_in_schema=False, status_code=303)
+async def login(request: Request[Any, Any, Any], data: Form) -> Response[Any]:
+    try:
+        await sign_in(request, data.get("token", ""))
+    except BeaconError as exc:
+        return page("login.html", status_code=401, error=exc.message)
+    return Redirect("/ui/datasets", status_code=303)
+
+
+@post("/logout", include_in_schema=False, status_code=303)
+async def logout(request: Request[Any, Any, Any], data: Form) -> Redirect:
+    check_csrf(request, data.get("csrf"))
+    request.clear_session()
+    return Redirect("/ui/login", status_code=303)
+
+
+@get("/", include_in_schema=False)
+async def home() -> Redirect:
+    return Redirect("/ui/datasets", status_code=303)
+
+
+def _to_sign_in(_: Request[Any, Any, Any], __: SignInRequired) -> Response[Any]:
+    return Redirect("/ui/login", status_code=303)
+
+
+def ui_router(settings: Settings, pages: list[Any]) -> Router:
+    return Router(
+        path="/ui",
+        route_handlers=[
+            login_form,
+            login,
+            logout,
+            home,
+            *pages,
+            create_static_files_router(path="/static", directories=[STATIC_DIR], include_in_schema=False),
+        ],
+        middleware=[session_config(settings).middleware],
+        exception_handlers={SignInRequired: _to_sign_in},
+        include_in_schema=False,
+    )

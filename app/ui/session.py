@@ -1,0 +1,67 @@
+"""Signing in to the console: the API token kept in an encrypted, signed, HttpOnly session cookie.
+
+The token never appears in a URL. Every page re-checks it (a revoked token signs the browser out), and every
+form that changes something carries a per-session CSRF token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Any
+
+from litestar import Request
+from litestar.middleware.session.client_side import CookieBackendConfig
+
+from app.auth import Principal, principal_for_token
+from app.errors import BeaconError
+from app.settings import Settings
+
+COOKIE = "beacon_session"
+
+
+class SignInRequired(Exception):
+    """Raised by pages when there is no valid signed-in token; answered with a redirect to the sign-in page."""
+
+
+def session_config(settings: Settings) -> CookieBackendConfig:
+    assert settings.secret_key is not None
+    key = hashlib.sha256(b"beacon-ui-session:" + settings.secret_key.encode()).digest()
+    return CookieBackendConfig(
+        secret=key,
+        key=COOKIE,
+        httponly=True,
+        samesite="strict",
+        secure=settings.base_url.startswith("https://"),
+        max_age=12 * 3600,
+        path="/ui",
+    )
+
+
+async def sign_in(request: Request[Any, Any, Any], token: str) -> Principal:
+    who = await principal_for_token(request.app.state.sessionmaker, token.strip())
+    request.set_session({"token": token.strip(), "csrf": secrets.token_urlsafe(24)})
+    return who
+
+
+async def signed_in(request: Request[Any, Any, Any]) -> Principal:
+    """The principal of the session's token, or SignInRequired."""
+    token = (request.session or {}).get("token")
+    if not token:
+        raise SignInRequired
+    try:
+        return await principal_for_token(request.app.state.sessionmaker, token)
+    except BeaconError:
+        request.clear_session()
+        raise SignInRequired from None
+
+
+def csrf_token(request: Request[Any, Any, Any]) -> str:
+    return str((request.session or {}).get("csrf", ""))
+
+
+def check_csrf(request: Request[Any, Any, Any], submitted: str | None) -> None:
+    expected = csrf_token(request)
+    if not expected or not submitted or not hmac.compare_digest(expected, submitted):
+        raise BeaconError("insufficient_scope", "The form has expired; reload the page and try again.")
