@@ -13,13 +13,16 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
 from app.auth import AuthMiddleware
+from app.datasets.controllers import DatasetController
 from app.db.embedded import with_database
 from app.db.engine import make_engine, make_sessionmaker
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
+from app.ingest.controllers import ingest
 from app.pagination import CursorCodec
 from app.ratelimit import RateLimiter
 from app.request_ids import add_response_headers
+from app.scheduler import start_scheduler
 from app.settings import Settings
 from app.system.controllers import error_docs, healthz, readyz
 from app.tokens.controllers import TokenController
@@ -28,7 +31,14 @@ log = logging.getLogger("beacon")
 
 
 def route_handlers() -> list[ControllerRouterHandler]:
-    return [healthz, readyz, error_docs, TokenController]
+    return [
+        healthz,
+        readyz,
+        error_docs,
+        TokenController,
+        ingest,
+        DatasetController,
+    ]
 
 
 def create_app(settings: Settings) -> Litestar:
@@ -40,9 +50,12 @@ def create_app(settings: Settings) -> Litestar:
         engine = make_engine(settings.database_url or "")
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine)
+        scheduler = start_scheduler(app, settings) if settings.run_scheduler else None
         try:
             yield
         finally:
+            if scheduler is not None:
+                scheduler.shutdown(wait=False)
             await engine.dispose()
 
     app = Litestar(

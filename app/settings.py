@@ -60,6 +60,8 @@ class Settings:
     allow_private_destinations: bool = False
     run_scheduler: bool = True
     log_level: str = "info"
+    ingest_max_decompressed_bytes: int = 100 * 1024 * 1024
+    retention_interval_seconds: float = 3600.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -101,6 +103,8 @@ class Settings:
             allow_private_destinations=get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
             run_scheduler=get_bool("RUN_SCHEDULER", True),
             log_level=get("LOG_LEVEL") or "info",
+            ingest_max_decompressed_bytes=get_int("INGEST_MAX_DECOMPRESSED_BYTES", 100 * 1024 * 1024),
+            retention_interval_seconds=float(get_int("RETENTION_INTERVAL_SECONDS", 3600)),
         )
 
     @property
