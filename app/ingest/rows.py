@@ -68,7 +68,8 @@ class RowBuilder:
         self.chunk_days: set[int] = set()
         self._parts: list[bytes] = []
         self._decode = msgspec.json.Decoder().decode
-        self._encode = msgspec.json.Encoder().encode
+        # For `add`: False once the caller has checked that the whole body holds no `\\u0000` escape.
+        self.body_may_hold_nul = True
 
     # --- failures ----------------------------------------------------------------------------------------
 
@@ -84,22 +85,13 @@ class RowBuilder:
 
     # --- input -------------------------------------------------------------------------------------------
 
-    def add_lines(self, lines: Iterable[bytes]) -> None:
-        """NDJSON lines (without their newline); blank lines are skipped and not counted."""
-        decode = self._decode
-        limit = self.max_event_bytes
-        for line in lines:
-            if len(line) > limit:
-                self.fail_next(f"event is larger than the {size_text(limit)} limit")
-                continue
-            try:
-                event = decode(line)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                if not line.strip():
-                    continue
-                self.fail_next(f"line is not valid JSON: {_reason(exc)}")
-                continue
-            self.add(event)
+    def add_lines(self, lines: Iterable[bytes], *, may_hold_nul: bool = True) -> None:
+        """NDJSON lines (without their newline); blank lines are skipped and not counted.
+
+        `may_hold_nul=False` says the bytes these lines came from hold no `\\u0000` escape, which spares a
+        per-event check (the caller scans a whole chunk at once, far cheaper than event by event).
+        """
+        self._add_all(lines, True, may_hold_nul)
 
     def array_decoder(self) -> msgspec.json.Decoder[Any]:
         """A decoder for a JSON-array body that hands each element to `add` as soon as it is decoded.
@@ -127,45 +119,87 @@ class RowBuilder:
         return msgspec.json.Decoder(_Element, dec_hook=hook)
 
     def add(self, event: Any) -> None:
+        """One decoded event (from the JSON-array decoder's hook)."""
+        self._add_all((event,), False, self.body_may_hold_nul)
+
+    def _add_all(self, items: Iterable[Any], raw: bool, may_hold_nul: bool) -> None:
+        # The hot loop: everything it touches per event is a local, and each step is one C call where it can
+        # be (decode, flatten's dict building aside, encode, pack). Items are JSON lines when `raw`, else
+        # decoded events.
+        limit = self.max_event_bytes
+        field = self.timestamp_field
+        read_time = self.read_time
+        arrival = self.arrival_us
+        decode = self._decode
+        encode = _encode
+        fail = self.fail
+        add_shape = self.shapes.add
+        add_day = self.chunk_days.add
+        append = self._parts.append
+        pack = copyfmt.ROW_PACK
+        dataset_id = self.dataset_id
+        sys_time = arrival - copyfmt.PG_EPOCH_OFFSET_US
+        offset = copyfmt.PG_EPOCH_OFFSET_US
         index = self.index
-        self.index = index + 1
-        if type(event) is not dict:
-            self.fail(index, "event is not a JSON object")
-            return
-        raw_time = event.pop(self.timestamp_field, _MISSING)
-        types = tuple(map(type, event.values()))
-        if dict in types:
-            try:
-                event = flatten(event)
-            except TooDeep as exc:
-                self.fail(index, str(exc))
-                return
-            types = tuple(map(type, event.values()))
-            if raw_time is _MISSING:  # a dotted timestamp field names a nested value
-                raw_time = event.pop(self.timestamp_field, _MISSING)
-                if raw_time is not _MISSING:
+        rows = 0
+        size = 0
+        try:
+            for item in items:
+                if raw:
+                    if len(item) > limit:
+                        fail(index, f"event is larger than the {size_text(limit)} limit")
+                        index += 1
+                        continue
+                    try:
+                        event = decode(item)
+                    except (msgspec.DecodeError, RecursionError) as exc:
+                        if item.strip():
+                            fail(index, f"line is not valid JSON: {_reason(exc)}")
+                            index += 1
+                        continue
+                else:
+                    event = item
+                this = index
+                index += 1
+                if type(event) is not dict:
+                    fail(this, "event is not a JSON object")
+                    continue
+                raw_time = event.pop(field, _MISSING)
+                types = tuple(map(type, event.values()))
+                if dict in types:
+                    try:
+                        event = flatten(event)
+                    except TooDeep as exc:
+                        fail(this, str(exc))
+                        continue
+                    if raw_time is _MISSING:  # a dotted timestamp field names a nested value
+                        raw_time = event.pop(field, _MISSING)
                     types = tuple(map(type, event.values()))
-        if raw_time is _MISSING:
-            time_us = self.arrival_us
-        else:
-            try:
-                time_us = self.read_time(raw_time)
-            except BadTimestamp as exc:
-                self.fail(index, str(exc))
-                return
-        data = self._encode(event)
-        if len(data) > self.max_event_bytes:
-            self.fail(index, f"event is larger than the {size_text(self.max_event_bytes)} limit")
-            return
-        if b"\\u0000" in data and has_nul(event):
-            self.fail(index, "event holds the character U+0000, which cannot be stored")
-            return
-        self.shapes.add((tuple(event), types))
-        self.chunk_days.add(time_us // DAY_US)
-        self._parts.append(copyfmt.row_prefix(self.dataset_id, time_us, self.arrival_us, len(data)))
-        self._parts.append(data)
-        self.rows += 1
-        self.chunk_bytes += len(data)
+                if raw_time is _MISSING:
+                    time_us = arrival
+                else:
+                    try:
+                        time_us = read_time(raw_time)
+                    except BadTimestamp as exc:
+                        fail(this, str(exc))
+                        continue
+                data = encode(event)
+                if len(data) > limit:
+                    fail(this, f"event is larger than the {size_text(limit)} limit")
+                    continue
+                if may_hold_nul and b"\\u0000" in data and has_nul(event):
+                    fail(this, "event holds the character U+0000, which cannot be stored")
+                    continue
+                add_shape((tuple(event), types))
+                add_day(time_us // DAY_US)
+                append(pack(4, 4, dataset_id, 8, time_us - offset, 8, sys_time, len(data) + 1, 1))
+                append(data)
+                rows += 1
+                size += len(data)
+        finally:
+            self.index = index
+            self.rows += rows
+            self.chunk_bytes += size
 
     # --- output ------------------------------------------------------------------------------------------
 
@@ -187,6 +221,11 @@ def field_types(shapes: Iterable[Shape]) -> dict[str, set[str]]:
         for name, kind in zip(names, types, strict=True):
             found.setdefault(name, set()).add(JSON_TYPES[kind])
     return found
+
+
+# msgspec rather than orjson: orjson is faster on a warm dict in isolation, but slower on fresh events in
+# this loop (measured), and it refuses integers beyond 64 bits, which JSON allows.
+_encode = msgspec.json.Encoder().encode
 
 
 def _reason(exc: BaseException) -> str:

@@ -103,11 +103,11 @@ class _ChunkWriter:
 async def _read_ndjson(body: AsyncIterator[bytes], builder: RowBuilder, writer: _ChunkWriter, chunk_rows: int) -> None:
     splitter = LineSplitter(builder.max_event_bytes)
     async for chunk in body:
-        lines, oversized = splitter.feed(chunk)
+        lines, oversized, nul = splitter.feed_checked(chunk)
         pos = 0
         while pos < len(lines):  # a decompressed chunk may hold more than a block's worth of small events
             take = chunk_rows - builder.rows
-            builder.add_lines(lines[pos : pos + take])
+            builder.add_lines(lines[pos : pos + take], may_hold_nul=nul)
             pos += take
             if builder.rows >= chunk_rows:
                 await writer.write(*builder.take_chunk())
@@ -120,6 +120,7 @@ async def _read_json(body: AsyncIterator[bytes], builder: RowBuilder) -> None:
     buf = bytearray()
     async for chunk in body:
         buf += chunk
+    builder.body_may_hold_nul = b"\\" in buf and b"\\u0000" in buf
     start = next((i for i, b in enumerate(buf[:4096]) if b not in b" \t\r\n"), None)
     decoder = builder.object_decoder() if start is not None and buf[start] == ord("{") else builder.array_decoder()
     try:

@@ -91,9 +91,23 @@ def text_to_us(text: str) -> int:
     return _checked(datetime_to_us(parsed), text)
 
 
+_fromisoformat = datetime.fromisoformat
+
+
 def _default_reader(value: Any) -> int:
     kind = type(value)
     if kind is str:
+        if value[4:5] == "-":  # the common case, RFC 3339, straight to the C parser
+            try:
+                parsed = _fromisoformat(value)
+            except ValueError:
+                raise BadTimestamp(f"timestamp {value[:64]!r} is not RFC 3339 or a unix time") from None
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            us = (parsed - EPOCH) // ONE_US
+            if MIN_US <= us < MAX_US:
+                return us
+            return _checked(us, value)
         return text_to_us(value)
     if kind is int or kind is float:
         return number_to_us(value)

@@ -150,9 +150,11 @@ async def test_bad_layout_is_a_parameter_error(client, auth, db):
     assert await stored(db) == []
 
 
-async def test_nul_characters_fail_the_event(client, auth, db):
-    body = b'{"a": "x\\u0000y"}\n{"b\\u0000": 1}\n{"c": "\\\\u0000 is text"}\n'
-    result = (await post_events(client, auth, "web", body)).json()
+@pytest.mark.parametrize("content_type", [JSON, NDJSON])
+async def test_nul_characters_fail_the_event(client, auth, db, content_type):
+    events = [b'{"a": "x\\u0000y"}', b'{"b\\u0000": 1}', b'{"c": "\\\\u0000 is text"}']
+    body = b"[" + b",".join(events) + b"]" if content_type == JSON else b"\n".join(events)
+    result = (await post_events(client, auth, "web", body, content_type=content_type)).json()
     assert result["ingested"] == 1 and result["failed"] == 2
     assert "U+0000" in result["failures"][0]["error"]
     assert [r["data"] for r in await stored(db)] == [{"c": "\\u0000 is text"}]

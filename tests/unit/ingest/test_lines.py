@@ -35,3 +35,11 @@ def test_overlong_line_is_skipped_without_buffering() -> None:
 
 def test_overlong_last_line() -> None:
     assert split_all([b'{"a":1}\n', b"q" * 500], max_line=100) == ([b'{"a":1}'], 1)
+
+
+def test_nul_escapes_are_flagged_per_region_even_across_chunks() -> None:
+    splitter = LineSplitter(100)
+    assert splitter.feed_checked(b'{"a": "no escapes"}\n{"b": "x\\u00') == ([b'{"a": "no escapes"}'], False, False)
+    lines, _, nul = splitter.feed_checked(b'00y"}\n')
+    assert lines == [b'{"b": "x\\u0000y"}'] and nul
+    assert splitter.feed_checked(b'{"c": "a \\\\ backslash"}\n')[2] is False
