@@ -18,6 +18,7 @@ from app.db.engine import make_engine, make_sessionmaker
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
 from app.pagination import CursorCodec
+from app.query.controllers import QueryController
 from app.ratelimit import RateLimiter
 from app.request_ids import add_response_headers
 from app.settings import Settings
@@ -28,7 +29,7 @@ log = logging.getLogger("beacon")
 
 
 def route_handlers() -> list[ControllerRouterHandler]:
-    return [healthz, readyz, error_docs, TokenController]
+    return [healthz, readyz, error_docs, TokenController, QueryController]
 
 
 def create_app(settings: Settings) -> Litestar:

@@ -60,6 +60,8 @@ class Settings:
     allow_private_destinations: bool = False
     run_scheduler: bool = True
     log_level: str = "info"
+    query_timeout_seconds: float = 30.0  # statement timeout of POST /v1/query and /v1/export
+    query_max_rows: int = 50_000  # server maximum of the rows one POST /v1/query returns
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -77,6 +79,15 @@ class Settings:
                 return int(raw)
             except ValueError:
                 raise ValueError(f"BEACON_{name} must be an integer, got {raw!r}") from None
+
+        def get_float(name: str, default: float) -> float:
+            raw = get(name)
+            if raw is None:
+                return default
+            try:
+                return float(raw)
+            except ValueError:
+                raise ValueError(f"BEACON_{name} must be a number, got {raw!r}") from None
 
         def get_bool(name: str, default: bool) -> bool:
             raw = get(name)
@@ -101,6 +112,8 @@ class Settings:
             allow_private_destinations=get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
             run_scheduler=get_bool("RUN_SCHEDULER", True),
             log_level=get("LOG_LEVEL") or "info",
+            query_timeout_seconds=get_float("QUERY_TIMEOUT_SECONDS", cls.query_timeout_seconds),
+            query_max_rows=get_int("QUERY_MAX_ROWS", cls.query_max_rows),
         )
 
     @property
