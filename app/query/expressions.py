@@ -77,8 +77,9 @@ def literal(node: ast.Literal, params: Params) -> Typed:
 def _unary(node: ast.Unary, ctx: Ctx) -> Typed:
     x = compile_expr(node.operand, ctx)
     if node.op == "not":
+        # Two-valued, as in the language: a comparison with a missing value is false, so its negation is true.
         b = boolean(x, node.operand.pos, "'not'")
-        return Typed(f"(NOT {b.sql})", T.BOOL, agg=x.agg)
+        return Typed(not_true(b.sql), T.BOOL, agg=x.agg)
     if x.type is T.TIMESPAN:
         return Typed(f"(-{x.sql})", T.TIMESPAN, agg=x.agg)
     n = number(x, node.operand.pos, "'-'")

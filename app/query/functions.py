@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 
 from app.query import ast
@@ -185,7 +186,9 @@ def _iff(node: ast.Call, ctx: Ctx) -> Typed:
         a = Typed(f"NULL::{PG_TYPE.get(b.type, 'text')}", b.type)
     if b.type is T.NULL:
         b = Typed(f"NULL::{PG_TYPE.get(a.type, 'text')}", a.type)
-    if a.type in NUMERIC and b.type in NUMERIC and a.type is not b.type:
+    if a.type in INTEGRAL and b.type in INTEGRAL and a.type is not b.type:
+        a, b = replace(a, type=T.LONG), replace(b, type=T.LONG)
+    elif a.type in NUMERIC and b.type in NUMERIC and a.type is not b.type:
         a, b = Typed(f"({a.sql})::float8", T.REAL, agg=a.agg), Typed(f"({b.sql})::float8", T.REAL, agg=b.agg)
     if a.type is not b.type:
         raise QueryError(

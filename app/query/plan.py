@@ -144,8 +144,6 @@ class Planner:
 
     def _order_key(self, rel: Rel, key: ast.SortKey) -> OrderKey:
         typed = self.expr(key.expr, rel)
-        if typed.array:
-            raise QueryError("cannot sort by a set", key.pos)
         return OrderKey(typed.sql, key.descending, key.nulls_first, typed.not_null)
 
     def _extend(self, rel: Rel, op: ast.Extend) -> Rel:
