@@ -6,26 +6,28 @@ import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from litestar import Litestar
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
-from adapters.guard import DestinationGuard
-from adapters.registry import AdapterRegistry
+from adapters.http import HttpSender
 from app.annotations.controllers import AnnotationController
 from app.auth import AuthMiddleware
 from app.db.embedded import with_database
 from app.db.engine import make_engine, make_sessionmaker
+from app.deliveries.controllers import DeliveryController, NotifierDeliveryController
+from app.deliveries.sending import DeliveryEnv
+from app.deliveries.worker import add_delivery_job
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
 from app.notifiers.controllers import NotifierController
-from app.notifiers.service import NotifierEnv
+from app.notifiers.service import build_notifier_env
 from app.pagination import CursorCodec
 from app.ratelimit import RateLimiter
 from app.request_ids import add_response_headers
-from app.secretbox import SecretBox
 from app.settings import Settings
 from app.system.controllers import error_docs, healthz, readyz
 from app.tokens.controllers import TokenController
@@ -41,6 +43,8 @@ def route_handlers() -> list[ControllerRouterHandler]:
         TokenController,
         AnnotationController,
         NotifierController,
+        NotifierDeliveryController,
+        DeliveryController,
     ]
 
 
@@ -53,9 +57,19 @@ def create_app(settings: Settings) -> Litestar:
         engine = make_engine(settings.database_url or "")
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine)
+        http = HttpSender(app.state.notifier_env.guard, timeout=settings.http_timeout_seconds)
+        app.state.delivery_env = DeliveryEnv(settings, app.state.notifier_env, http, app.state.sessionmaker)
+        # Delivery worker (to be folded into app/scheduler.py): one interval job per server process.
+        scheduler = AsyncIOScheduler() if settings.run_scheduler else None
+        if scheduler is not None:
+            add_delivery_job(scheduler, app.state, settings)
+            scheduler.start()
         try:
             yield
         finally:
+            if scheduler is not None:
+                scheduler.shutdown(wait=False)
+            await http.aclose()
             await engine.dispose()
 
     app = Litestar(
@@ -82,11 +96,7 @@ def create_app(settings: Settings) -> Litestar:
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
     app.state.cursor_codec = CursorCodec(settings.secret_key)
-    app.state.notifier_env = NotifierEnv(
-        registry=AdapterRegistry.discover(),
-        box=SecretBox(settings.secret_key),
-        guard=DestinationGuard(allow_private=settings.allow_private_destinations),
-    )
+    app.state.notifier_env = build_notifier_env(settings)
     return app
 
 

@@ -69,6 +69,12 @@ class Settings:
     smtp_password: str | None = field(default=None, repr=False)
     smtp_starttls: bool = True
     smtp_from: str = "beacon@localhost"
+    # Deliveries: the worker's poll interval, the retry budget and backoff, the timeout of one HTTP send.
+    delivery_poll_seconds: float = 2.0
+    delivery_max_attempts: int = 10
+    delivery_backoff_seconds: float = 2.0
+    delivery_backoff_max_seconds: float = 600.0
+    http_timeout_seconds: float = 10.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -86,6 +92,15 @@ class Settings:
                 return int(raw)
             except ValueError:
                 raise ValueError(f"BEACON_{name} must be an integer, got {raw!r}") from None
+
+        def get_float(name: str, default: float) -> float:
+            raw = get(name)
+            if raw is None:
+                return default
+            try:
+                return float(raw)
+            except ValueError:
+                raise ValueError(f"BEACON_{name} must be a number, got {raw!r}") from None
 
         def get_bool(name: str, default: bool) -> bool:
             raw = get(name)
@@ -118,6 +133,11 @@ class Settings:
             smtp_password=get("SMTP_PASSWORD"),
             smtp_starttls=get_bool("SMTP_STARTTLS", True),
             smtp_from=get("SMTP_FROM") or cls.smtp_from,
+            delivery_poll_seconds=get_float("DELIVERY_POLL_SECONDS", cls.delivery_poll_seconds),
+            delivery_max_attempts=get_int("DELIVERY_MAX_ATTEMPTS", cls.delivery_max_attempts),
+            delivery_backoff_seconds=get_float("DELIVERY_BACKOFF_SECONDS", cls.delivery_backoff_seconds),
+            delivery_backoff_max_seconds=get_float("DELIVERY_BACKOFF_MAX_SECONDS", cls.delivery_backoff_max_seconds),
+            http_timeout_seconds=get_float("HTTP_TIMEOUT_SECONDS", cls.http_timeout_seconds),
         )
 
     @property
