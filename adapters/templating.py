@@ -35,6 +35,11 @@ def truncate_chars(value: Any, limit: int, end: str = "…") -> str:
     return text if len(text) <= limit else text[: max(limit - len(end), 0)] + end
 
 
+def plain(value: Any) -> str:
+    """Text, never markup: the shared macros produce plain text, which an HTML template must escape."""
+    return str.__str__(str(value))
+
+
 def oneline(value: Any) -> str:
     return " ".join(str(value).split())
 
@@ -66,7 +71,9 @@ def _environment(dirs: tuple[str, ...]) -> ImmutableSandboxedEnvironment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
-    env.filters.update(json=to_json, truncate_chars=truncate_chars, oneline=oneline, mrkdwn=mrkdwn, number=number)
+    env.filters.update(
+        json=to_json, truncate_chars=truncate_chars, oneline=oneline, mrkdwn=mrkdwn, number=number, plain=plain
+    )
     return env
 
 
