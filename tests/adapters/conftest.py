@@ -1,26 +1,21 @@
-"""Adapters are tested against real local receivers: pytest-httpserver (HTTP) and aiosmtpd (SMTP) on 127.0.0.1."""
+"""Adapters are tested against real local receivers: pytest-httpserver (HTTP) and aiosmtpd (SMTP) on 127.0.0.1
+(fixtures `httpserver` and `smtp`, see tests/conftest.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 
 from adapters import testing as kit
 from adapters.base import AdapterContext
 from app.settings import Settings
 
 GOLDEN = Path(__file__).parent / "golden"
-
-
-@pytest.fixture(scope="session")
-def httpserver_listen_address() -> tuple[str, int]:
-    return ("127.0.0.1", 0)
 
 
 def golden(name: str, actual: Any) -> None:
@@ -43,32 +38,3 @@ async def ctx(httpserver) -> AsyncIterator[AdapterContext]:
     context = kit.context(settings, message_id="dlv_0123456789abcdef01234567")
     yield context
     await context.http.aclose()
-
-
-class Sink:
-    """An SMTP server's message handler: keeps every envelope; recipients in `reject` get that reply."""
-
-    def __init__(self) -> None:
-        self.envelopes: list[Any] = []
-        self.reject: dict[str, str] = {}
-
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
-        if address in self.reject:
-            return self.reject[address]
-        envelope.rcpt_tos.append(address)
-        return "250 OK"
-
-    async def handle_DATA(self, server, session, envelope):
-        self.envelopes.append(envelope)
-        return "250 Message accepted"
-
-
-@pytest.fixture
-def smtp() -> Iterator[tuple[Controller, Sink]]:
-    sink = Sink()
-    controller = Controller(sink, hostname="127.0.0.1", port=kit.closed_port())
-    controller.start()
-    try:
-        yield controller, sink
-    finally:
-        controller.stop()
