@@ -165,7 +165,6 @@ async def list_deliveries(
         codec=codec,
         scope="deliveries:" + msgspec.json.encode([notifier_id, monitor_id, status]).decode(),
         keys=(Delivery.created_at, Delivery.id),
-        key_of=lambda d: (d.created_at, d.id),
         render=to_out,
         limit=limit,
         cursor=cursor,

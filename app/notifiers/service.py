@@ -162,7 +162,6 @@ async def list_notifiers(
         codec=codec,
         scope=f"notifiers:{msgspec.json.encode([type_]).decode()}",
         keys=(Notifier.created_at, Notifier.id),
-        key_of=lambda n: (n.created_at, n.id),
         render=to_out,
         limit=limit,
         cursor=cursor,
