@@ -58,7 +58,8 @@ class Bar:
 class Line:
     name: str
     colour: str
-    segments: list[str]  # SVG polyline points; a bucket without a value breaks the line
+    segments: list[str]  # SVG polyline points; an empty bucket breaks the line
+    dots: list[tuple[float, float]]  # points with no neighbour to join, drawn as dots
 
 
 @dataclass(frozen=True)
@@ -115,14 +116,18 @@ def format_value(value: float) -> str:
     return f"{value:,.3g}" if abs(value) >= 1e-3 else f"{value:.3g}"
 
 
-def _y_range(series: Sequence[Series]) -> tuple[float, float]:
+def _y_range(series: Sequence[Series]) -> tuple[float, float, float]:
+    """Axis bounds and tick step: four or fewer ticks of a 1/2/5 x 10^k step, zero always on the axis."""
     values = [v for s in series for _, v in s.points if v is not None and math.isfinite(v)]
-    high = nice_ceiling(max(values, default=0.0))
+    high_value = max(values, default=0.0)
     low_value = min(values, default=0.0)
-    low = -nice_ceiling(-low_value) if low_value < 0 else 0.0
-    if max(values, default=0.0) <= 0 < len(values):
-        high = 0.0 if low < 0 else 1.0
-    return low, high
+    span = max(high_value, 0.0) - min(low_value, 0.0)
+    step = nice_ceiling(span / 4) if span > 0 else 0.25
+    high = math.ceil(max(high_value, 0.0) / step) * step
+    low = math.floor(min(low_value, 0.0) / step) * step
+    if high == low:
+        high = low + 4 * step
+    return low, high, step
 
 
 def time_chart(
@@ -148,7 +153,7 @@ def time_chart(
     def x_of(t: datetime) -> float:
         return left + (t - start).total_seconds() / span * chart.plot_width
 
-    y_low, y_high = _y_range(series)
+    y_low, y_high, y_step = _y_range(series)
 
     def y_of(v: float) -> float:
         return top + chart.plot_height * (1 - (v - y_low) / ((y_high - y_low) or 1.0))
@@ -171,23 +176,28 @@ def time_chart(
             )
     else:
         for i, s in enumerate(series):
-            segments: list[str] = []
-            current: list[str] = []
+            runs: list[list[tuple[float, float]]] = []
+            current: list[tuple[float, float]] = []
             previous: datetime | None = None
             for t, v in sorted(s.points, key=lambda p: p[0]):
                 if not start <= t < end:
                     continue
                 gap = previous is not None and (t - previous).total_seconds() > step_seconds * 1.5
                 if v is None or not math.isfinite(v) or gap:
-                    if current:
-                        segments.append(" ".join(current))
+                    runs.append(current)
                     current = []
                 if v is not None and math.isfinite(v):
-                    current.append(f"{x_of(t) + bucket_width / 2:.1f},{y_of(v):.1f}")
+                    current.append((x_of(t) + bucket_width / 2, y_of(v)))
                 previous = t
-            if current:
-                segments.append(" ".join(current))
-            chart.lines.append(Line(s.name, SERIES_COLOURS[i % len(SERIES_COLOURS)], segments))
+            runs.append(current)
+            chart.lines.append(
+                Line(
+                    s.name,
+                    SERIES_COLOURS[i % len(SERIES_COLOURS)],
+                    [" ".join(f"{x:.1f},{y:.1f}" for x, y in run) for run in runs if len(run) > 1],
+                    [run[0] for run in runs if len(run) == 1],
+                )
+            )
 
     for a in annotations:
         a_end = a.end_time or a.time
@@ -209,8 +219,8 @@ def time_chart(
             )
         )
 
-    for i in range(5):
-        value = y_low + (y_high - y_low) * i / 4
+    for i in range(round((y_high - y_low) / y_step) + 1):
+        value = y_low + y_step * i
         chart.y_ticks.append(Tick(y_of(value), format_value(value)))
     for i in range(7):
         t = start + (end - start) * i / 6

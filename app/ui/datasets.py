@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.datasets import service as datasets
 from app.errors import BeaconError
 from app.pagination import MAX_LIMIT, CursorCodec
-from app.timefmt import utcnow
+from app.timefmt import iso_ms, utcnow
 from app.ui import service
 from app.ui.charts import Annotation, time_chart, type_colour
 from app.ui.ranges import PRESETS, resolve_range
@@ -127,6 +127,7 @@ async def dataset_page(
         more_annotations=more_annotations,
         can_read_annotations=who.has_scope("annotations:read"),
         chart_colour=type_colour,
+        iso=iso_ms,
         legend=sorted({(a.type, type_colour(a.type)) for a in annotations}),
         q=query_text,
         ran=bool(q),

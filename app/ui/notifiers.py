@@ -45,6 +45,7 @@ async def notifier_list(
         notifiers=found.data,
         next_cursor=found.next_cursor,
         recent=recent,
+        names={n.id: n.name for n in found.data},
         test_result=test_result,
         can_test=who.has_scope("notifiers:write"),
     )

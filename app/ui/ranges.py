@@ -61,6 +61,20 @@ class TimeRange:
     def buckets(self) -> int:
         return round((self.end - self.start) / self.step)
 
+    @property
+    def start_text(self) -> str:
+        return short_iso(self.start)
+
+    @property
+    def end_text(self) -> str:
+        return short_iso(self.end)
+
+
+def short_iso(t: datetime) -> str:
+    """RFC 3339 in UTC, without sub-second digits when there are none: `2026-11-21T10:00:00Z`."""
+    t = t.astimezone(UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + (f".{t.microsecond // 1000:03d}Z" if t.microsecond else "Z")
+
 
 def choose_step(span: timedelta) -> tuple[str, timedelta]:
     """The smallest step that keeps the chart at or under MAX_BUCKETS buckets (the largest step past that)."""

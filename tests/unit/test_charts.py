@@ -49,9 +49,23 @@ def test_bars_scale_to_a_nice_maximum():
     chart = _chart([], points)
     assert len(chart.bars) == 24
     tallest = max(chart.bars, key=lambda b: b.height)
-    assert tallest.height == pytest.approx(chart.plot_height * 230 / 500)
-    assert chart.y_ticks[-1].label == "500"
+    assert tallest.height == pytest.approx(chart.plot_height * 230 / 300)
+    assert [t.label for t in chart.y_ticks] == ["0", "100", "200", "300"]
     assert chart.bars[3].label.endswith("— 30")
+
+
+@pytest.mark.parametrize(
+    ("top", "labels"),
+    [
+        (4, ["0", "1", "2", "3", "4"]),
+        (5, ["0", "2", "4", "6"]),
+        (0.3, ["0", "0.1", "0.2", "0.3"]),
+        (0, ["0", "0.25", "0.5", "0.75", "1"]),
+    ],
+)
+def test_y_ticks_are_round_numbers(top, labels):
+    chart = _chart([], [(START, float(top))])
+    assert [t.label for t in chart.y_ticks] == labels
 
 
 @pytest.mark.parametrize(
@@ -67,10 +81,11 @@ def test_type_colours_are_stable_and_distinct_for_known_types():
 
 
 def test_a_line_breaks_where_a_bucket_has_no_value():
-    hours = [0, 1, 2, 5, 6]
+    hours = [0, 1, 2, 5, 6, 9]
     chart = _chart([], [(START + timedelta(hours=h), 10.0) for h in hours], kind="line")
     (line,) = chart.lines
     assert [len(seg.split()) for seg in line.segments] == [3, 2]
+    assert [x for x, _ in line.dots] == [pytest.approx(chart.left + chart.plot_width * 9.5 / 24)]  # alone: a dot
     first_x = float(line.segments[0].split()[0].split(",")[0])
     # Each point sits in the middle of its bucket.
     assert first_x == pytest.approx(chart.left + chart.plot_width / 48, abs=0.05)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
+
 from tests.integration.ui.conftest import EVENTS_END, EVENTS_START, sign_in
 
 DAY = {"start": EVENTS_START, "end": EVENTS_END}
@@ -63,8 +65,13 @@ async def test_a_numeric_field_summarized_by_a_function(client, web, admin_token
     page = (await client.get("/ui/datasets/web", params={**DAY, "fn": "max", "field": "duration_ms"})).text
     assert '<option value="duration_ms" selected>' in page  # offered because it holds numbers
     assert "<strong>max(duration_ms)</strong>" in page
-    points = re.findall(r'<polyline class="line" points="([^"]+)"', page)
-    assert len(points) == 3  # three buckets with values, far apart: three separate pieces
+    # Three buckets with values, far apart: three lone dots, no line joining them.
+    assert "<polyline" not in page
+    dots = re.findall(r'<circle class="dot" cx="[^"]+" cy="([^"]+)"', page)
+    assert len(dots) == 3
+    # max per bucket: 60 (10:00), 7 (12:30), 1 (23:55), on a 0-60 axis (ticks every 20) of the plot height.
+    top, height = 12.0, 260 - 12 - 28
+    assert [float(y) for y in dots] == [pytest.approx(top + height * (1 - v / 60), abs=0.05) for v in (60, 7, 1)]
     r = await client.get("/ui/datasets/web", params={**DAY, "fn": "avg"})
     assert r.status_code == 400 and "choose one in `field`" in html.unescape(r.text)
 
