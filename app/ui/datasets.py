@@ -9,16 +9,13 @@ from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.datasets import service as datasets
-from app.errors import BeaconError
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.timefmt import iso_ms, utcnow
 from app.ui import service
-from app.ui.charts import Annotation, time_chart, type_colour
+from app.ui.charts import time_chart, type_colour
 from app.ui.ranges import PRESETS, resolve_range
 from app.ui.render import Timer, signed_page
 from app.ui.session import signed_in
-
-MAX_FIELD_PAGES = 5
 
 
 @get("/datasets", include_in_schema=False)
@@ -58,57 +55,31 @@ async def dataset_page(
     rng = resolve_range(range_, start or None, end or None, utcnow())
     field = field or None
     timer.mark("auth")
-
-    numeric_fields: list[str] | None = None
-    if who.has_scope("datasets:read"):
-        numeric_fields = []
-        cursor = None
-        for _ in range(MAX_FIELD_PAGES):
-            fields = await datasets.list_fields(db, codec, ds, limit=MAX_LIMIT, cursor=cursor)
-            numeric_fields += [f.name for f in fields.data if "number" in f.types]
-            if not (cursor := fields.next_cursor):
-                break
-        numeric_fields.sort()
-    annotations: list[Annotation] = []
-    more_annotations = False
-    if who.has_scope("annotations:read"):
-        annotations, more_annotations = await service.dataset_annotations(db, codec, ds.name, rng.start, rng.end)
-    timer.mark("annotations")
-
-    series, _ = await service.chart_series(
-        request.app.state.engine, request.app.state.settings, who, ds.name, rng, fn, field
+    state = request.app.state
+    data = await service.dataset_view(
+        db, codec, state.engine, state.settings, who, ds, rng, fn=fn, field_name=field, q=q
     )
+    timer.add(data.timings)
+    annotations = data.annotations or []
     chart = time_chart(
-        [series],
+        [data.series],
         start=rng.start,
         end=rng.end,
         step_seconds=rng.step.total_seconds(),
         annotations=annotations,
         kind="bars" if fn == "count" else "line",
     )
-    timer.mark("chart")
-
-    query_text = q if q is not None else service.default_query(ds.name, rng.step_text)
-    view, query_chart, query_error = None, None, None
-    if q:
-        try:
-            result = await service.query(request.app.state.engine, request.app.state.settings, who, q, rng)
-        except BeaconError as exc:  # shown next to the query box; the rest of the page stands
-            query_error = exc.message
-        else:
-            view = service.result_view(result, rng.step)
-            if view.series:
-                query_chart = time_chart(
-                    view.series,
-                    start=rng.start,
-                    end=rng.end,
-                    step_seconds=view.step_seconds,
-                    annotations=annotations,
-                    kind="line",
-                )
-        timer.mark("query")
-
-    total = sum(v for _, v in series.points if v is not None) if fn == "count" else None
+    view = service.result_view(data.query_result, rng.step) if data.query_result else None
+    query_chart = None
+    if view and view.series:
+        query_chart = time_chart(
+            view.series,
+            start=rng.start,
+            end=rng.end,
+            step_seconds=view.step_seconds,
+            annotations=annotations,
+            kind="line",
+        )
     response = signed_page(
         request,
         "dataset.html",
@@ -119,21 +90,20 @@ async def dataset_page(
         functions=list(service.FUNCTIONS),
         fn=fn,
         field=field,
-        numeric_fields=numeric_fields,
+        numeric_fields=data.numeric_fields,
         chart=chart,
-        series=series,
-        total=total,
+        series=data.series,
+        total=sum(v for _, v in data.series.points if v is not None) if fn == "count" else None,
         annotations=sorted(annotations, key=lambda a: a.time),
-        more_annotations=more_annotations,
-        can_read_annotations=who.has_scope("annotations:read"),
+        more_annotations=data.more_annotations,
+        can_read_annotations=data.annotations is not None,
         chart_colour=type_colour,
         iso=iso_ms,
         legend=sorted({(a.type, type_colour(a.type)) for a in annotations}),
-        q=query_text,
-        ran=bool(q),
+        q=q if q is not None else service.default_query(ds.name, rng.step_text),
         view=view,
         query_chart=query_chart,
-        query_error=query_error,
+        query_error=data.query_error,
     )
     timer.mark("render")
     response.headers.update(timer.header())

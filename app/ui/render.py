@@ -66,6 +66,11 @@ class Timer:
         self.phases.append((name, (now - self._last) * 1000))
         self._last = now
 
+    def add(self, phases: list[tuple[str, float]]) -> None:
+        """Phases timed elsewhere (they may have overlapped); the next mark() starts after them."""
+        self.phases += phases
+        self._last = time.perf_counter()
+
     def header(self) -> dict[str, str]:
         total = (time.perf_counter() - self.started) * 1000
         parts = [f"{name};dur={ms:.1f}" for name, ms in self.phases] + [f"total;dur={total:.1f}"]

@@ -6,18 +6,22 @@ transaction and statement timeout); annotations come from the annotations servic
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from app.annotations.service import list_annotations
 from app.auth import Principal
+from app.datasets.service import list_fields
+from app.db.dataset import Dataset
 from app.errors import BeaconError
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.query.schemas import QueryRequest, QueryResult
@@ -41,6 +45,8 @@ FUNCTIONS: dict[str, str] = {
 }
 MAX_ANNOTATION_PAGES = 5  # 500 annotations on one chart is more than anyone can read
 MAX_SERIES = 8
+MAX_FIELD_PAGES = 5
+T = TypeVar("T")
 NUMERIC = {"long", "real", "int"}
 
 
@@ -196,3 +202,80 @@ def _step_of(times: Sequence[datetime]) -> float | None:
     gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(distinct)]
     positive = [g for g in gaps if g > 0 and math.isfinite(g)]
     return min(positive) if positive else None
+
+
+@dataclass
+class DatasetView:
+    """Everything the dataset page shows besides the layout."""
+
+    series: Series
+    numeric_fields: list[str] | None  # None: the token may not list fields
+    annotations: list[Annotation] | None  # None: the token may not read annotations
+    more_annotations: bool
+    query_result: QueryResult | None
+    query_error: str | None
+    timings: list[tuple[str, float]]
+
+
+async def dataset_view(
+    session: AsyncSession,
+    codec: CursorCodec,
+    engine: AsyncEngine,
+    settings: Settings,
+    who: Principal,
+    ds: Dataset,
+    rng: TimeRange,
+    *,
+    fn: str,
+    field_name: str | None,
+    q: str | None,
+) -> DatasetView:
+    """The chart, the fields and annotations, and the query box's result, fetched at the same time: the chart and
+    the query each run on their own connection, the listings on the page's session."""
+    chart_query(ds.name, rng.step_text, fn, field_name)  # a bad `fn` or `field` fails before anything runs
+    timings: list[tuple[str, float]] = []
+
+    async def timed(name: str, work: Awaitable[T]) -> T:
+        began = time.perf_counter()
+        try:
+            return await work
+        finally:
+            timings.append((name, (time.perf_counter() - began) * 1000))
+
+    async def listings() -> tuple[list[str] | None, list[Annotation] | None, bool]:
+        fields = await numeric_fields(session, codec, ds) if who.has_scope("datasets:read") else None
+        if not who.has_scope("annotations:read"):
+            return fields, None, False
+        found, more = await dataset_annotations(session, codec, ds.name, rng.start, rng.end)
+        return fields, found, more
+
+    async def query_box() -> tuple[QueryResult | None, str | None]:
+        if not q:
+            return None, None
+        try:
+            return await query(engine, settings, who, q, rng), None
+        except BeaconError as exc:  # shown next to the query box; the rest of the page stands
+            return None, exc.message
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            chart = group.create_task(timed("chart", chart_series(engine, settings, who, ds.name, rng, fn, field_name)))
+            side = group.create_task(timed("listings", listings()))
+            box = group.create_task(timed("query", query_box()))
+    except BaseExceptionGroup as failed:  # the others were cancelled; the page shows the first error
+        raise failed.exceptions[0] from None
+    fields, annotations, more = side.result()
+    result, error = box.result()
+    return DatasetView(chart.result()[0], fields, annotations, more, result, error, timings)
+
+
+async def numeric_fields(session: AsyncSession, codec: CursorCodec, ds: Dataset) -> list[str]:
+    """The dataset's fields that have held numbers, by name (the ones a chart can summarize)."""
+    names: list[str] = []
+    cursor = None
+    for _ in range(MAX_FIELD_PAGES):
+        page = await list_fields(session, codec, ds, limit=MAX_LIMIT, cursor=cursor)
+        names += [f.name for f in page.data if "number" in f.types]
+        if not (cursor := page.next_cursor):
+            break
+    return sorted(names)
