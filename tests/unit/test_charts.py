@@ -52,7 +52,9 @@ def test_bars_scale_to_a_nice_maximum():
     assert chart.bars[3].label.endswith("— 30")
 
 
-@pytest.mark.parametrize(("value", "expected"), [(0, 1), (0.3, 0.5), (7, 10), (10, 10), (11, 20), (230, 500), (1001, 2000)])
+@pytest.mark.parametrize(
+    ("value", "expected"), [(0, 1), (0.3, 0.5), (7, 10), (10, 10), (11, 20), (230, 500), (1001, 2000)]
+)
 def test_nice_ceiling(value, expected):
     assert nice_ceiling(value) == pytest.approx(expected)
 
