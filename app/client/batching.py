@@ -19,6 +19,7 @@ import msgspec
 MAX_EVENTS = 10_000
 MAX_BYTES = 10_000_000  # the service's body limit is 10 MB as sent; stay below it on either reading of "MB"
 _GZIP_OVERHEAD = 18 + 16  # header + trailer, and the final empty block
+_FEED_CHUNK = 64 * 1024  # one compressor call per this much input: per-event calls cost a third of the time
 
 
 def _deflate_bound(n: int) -> int:
@@ -56,7 +57,9 @@ class BatchBuilder:
         self._zip = zlib.compressobj(self.level, zlib.DEFLATED, 31)  # 31: gzip framing
         self._chunks: list[bytes] = []
         self._emitted = 0  # compressed bytes produced so far
-        self._pending = 0  # input bytes fed since the last flush point (their output size unknown)
+        self._pending = 0  # input bytes since the last flush point (their output size unknown)
+        self._lines: list[bytes] = []  # input not handed to the compressor yet: fed in chunks, not per event
+        self._unfed = 0
         self._raw = 0
         self._events: list[Any] = []
         self._first = self._added
@@ -92,6 +95,7 @@ class BatchBuilder:
         """The events added since the last batch, as a batch (None when there are none)."""
         if not self._events:
             return None
+        self._feed()
         self._chunks.append(self._zip.flush(zlib.Z_FINISH))
         batch = Batch(events=self._events, body=b"".join(self._chunks), first_index=self._first, raw_bytes=self._raw)
         self._reset()
@@ -108,6 +112,7 @@ class BatchBuilder:
         if _deflate_bound(self._pending + size) <= room:
             return True
         if self._pending:
+            self._feed()
             self._emit(self._zip.flush(zlib.Z_SYNC_FLUSH))  # now `_emitted` is exact
             self._pending = 0
             room = self.max_bytes - _GZIP_OVERHEAD - self._emitted
@@ -116,9 +121,18 @@ class BatchBuilder:
     def _write(self, line: bytes) -> None:
         self._raw += len(line)
         self._pending += len(line)
-        out = self._zip.compress(line)
-        if out:
-            self._emit(out)
+        self._lines.append(line)
+        self._unfed += len(line)
+        if self._unfed >= _FEED_CHUNK:
+            self._feed()
+
+    def _feed(self) -> None:
+        if self._lines:
+            out = self._zip.compress(b"".join(self._lines))
+            self._lines.clear()
+            self._unfed = 0
+            if out:
+                self._emit(out)
 
     def _emit(self, out: bytes) -> None:
         self._chunks.append(out)
