@@ -12,14 +12,20 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
+from adapters.guard import DestinationGuard
+from adapters.registry import AdapterRegistry
+from app.annotations.controllers import AnnotationController
 from app.auth import AuthMiddleware
 from app.db.embedded import with_database
 from app.db.engine import make_engine, make_sessionmaker
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
+from app.notifiers.controllers import NotifierController
+from app.notifiers.service import NotifierEnv
 from app.pagination import CursorCodec
 from app.ratelimit import RateLimiter
 from app.request_ids import add_response_headers
+from app.secretbox import SecretBox
 from app.settings import Settings
 from app.system.controllers import error_docs, healthz, readyz
 from app.tokens.controllers import TokenController
@@ -28,7 +34,14 @@ log = logging.getLogger("beacon")
 
 
 def route_handlers() -> list[ControllerRouterHandler]:
-    return [healthz, readyz, error_docs, TokenController]
+    return [
+        healthz,
+        readyz,
+        error_docs,
+        TokenController,
+        AnnotationController,
+        NotifierController,
+    ]
 
 
 def create_app(settings: Settings) -> Litestar:
@@ -69,6 +82,11 @@ def create_app(settings: Settings) -> Litestar:
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
     app.state.cursor_codec = CursorCodec(settings.secret_key)
+    app.state.notifier_env = NotifierEnv(
+        registry=AdapterRegistry.discover(),
+        box=SecretBox(settings.secret_key),
+        guard=DestinationGuard(allow_private=settings.allow_private_destinations),
+    )
     return app
 
 

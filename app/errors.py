@@ -57,6 +57,11 @@ ERRORS: dict[str, ErrorKind] = {
         "invalid_request_error",
         "The query text does not parse or type-check; the message gives line and column.",
     ),
+    "unsupported_operation": ErrorKind(
+        400,
+        "invalid_request_error",
+        "The resource does not support this operation (e.g. rotating the secret of a notifier type without one).",
+    ),
     "query_timeout": ErrorKind(400, "invalid_request_error", "The query ran longer than the statement timeout."),
     "missing_token": ErrorKind(401, "authentication_error", "No API token was provided."),
     "invalid_token": ErrorKind(401, "authentication_error", "The API token is unknown, revoked or expired."),

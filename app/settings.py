@@ -55,11 +55,20 @@ class Settings:
     redis_key_prefix: str = "beacon"
     base_url: str = "http://127.0.0.1:8000"
     docs_url: str | None = None
-    secret_key: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
     rate_limits: RateLimits = field(default_factory=RateLimits)
     allow_private_destinations: bool = False
     run_scheduler: bool = True
     log_level: str = "info"
+    # Notifier destinations whose address is a setting (tests point them at local servers).
+    incident_a_url: str = "https://events.pagerduty.com"
+    incident_b_url: str = "https://api.opsgenie.com"
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_username: str | None = None
+    smtp_password: str | None = field(default=None, repr=False)
+    smtp_starttls: bool = True
+    smtp_from: str = "beacon@localhost"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -101,6 +110,14 @@ class Settings:
             allow_private_destinations=get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
             run_scheduler=get_bool("RUN_SCHEDULER", True),
             log_level=get("LOG_LEVEL") or "info",
+            incident_a_url=(get("INCIDENT_A_URL") or cls.incident_a_url).rstrip("/"),
+            incident_b_url=(get("INCIDENT_B_URL") or cls.incident_b_url).rstrip("/"),
+            smtp_host=get("SMTP_HOST"),
+            smtp_port=get_int("SMTP_PORT", cls.smtp_port),
+            smtp_username=get("SMTP_USERNAME"),
+            smtp_password=get("SMTP_PASSWORD"),
+            smtp_starttls=get_bool("SMTP_STARTTLS", True),
+            smtp_from=get("SMTP_FROM") or cls.smtp_from,
         )
 
     @property

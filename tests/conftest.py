@@ -30,6 +30,7 @@ from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import upgrade
 from app.settings import Settings, asyncpg_dsn, normalize_database_url
 from app.tokens.service import create_token
+from tests.offline_dns import use_offline_dns
 
 T = TypeVar("T")
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -114,7 +115,7 @@ def make_app(settings: Settings) -> Callable[..., Litestar]:
     """Build the real app; keyword arguments override settings fields."""
 
     def build(**overrides: Any) -> Litestar:
-        return create_app(replace(settings, **overrides))
+        return use_offline_dns(create_app(replace(settings, **overrides)))
 
     return build
 

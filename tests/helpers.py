@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -24,3 +27,34 @@ def assert_error(
     if param is not None:
         assert err.get("param") == param, err
     return err
+
+
+class _Collect(logging.Handler):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines = lines
+        self.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))  # the formatted text, tracebacks included
+
+
+@contextmanager
+def captured_logs(*names: str) -> Iterator[list[str]]:
+    """Every log line (DEBUG and up) of the root logger and of `names` (loggers that do not propagate), as text.
+
+    Works with or without pytest's logging plugin (`-p no:logging`), unlike `caplog`.
+    """
+    lines: list[str] = []
+    handler = _Collect(lines)
+    loggers = [logging.getLogger(), *(logging.getLogger(n) for n in ("litestar", *names))]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(logging.DEBUG)
+    try:
+        yield lines
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.removeHandler(handler)
+            lg.setLevel(level)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -120,29 +122,35 @@ class Server:
             self.proc.kill()
 
 
-def test_serve_on_embedded_postgres_prints_a_working_token(tmp_path):
-    data_dir = tmp_path / "beacon-data"
+def test_serve_on_embedded_postgres_prints_a_working_token():
+    # Its own directory, not tmp_path: pytest prunes old tmp_path trees, which would pull the data from under a
+    # server that another pytest process on the machine started.
+    data_dir = Path(tempfile.mkdtemp(prefix="beacon-embedded-")) / "beacon-data"
     port = _free_port()
-    server = Server(_env(BEACON_DATA_DIR=str(data_dir)), port).wait_ready()
-    token = server.token
     try:
-        assert token, "the first start must print an admin token"
-        r = httpx.get(f"http://127.0.0.1:{port}/v1/tokens", headers={"Authorization": f"Bearer {token}"})
-        assert r.status_code == 200 and len(r.json()["data"]) == 1
-        assert (data_dir / "secret_key").exists()
+        server = Server(_env(BEACON_DATA_DIR=str(data_dir)), port).wait_ready()
+        token = server.token
+        try:
+            assert token, "the first start must print an admin token"
+            r = httpx.get(f"http://127.0.0.1:{port}/v1/tokens", headers={"Authorization": f"Bearer {token}"})
+            assert r.status_code == 200 and len(r.json()["data"]) == 1
+            assert (data_dir / "secret_key").exists()
+        finally:
+            server.stop()
+        # A second start reuses the database and its tokens, and prints no new token.
+        server = Server(_env(BEACON_DATA_DIR=str(data_dir)), port).wait_ready()
+        try:
+            assert server.token is None
+            r = httpx.get(f"http://127.0.0.1:{port}/v1/tokens", headers={"Authorization": f"Bearer {token}"})
+            assert r.status_code == 200
+        finally:
+            server.stop()
     finally:
-        server.stop()
-    # A second start reuses the database and its tokens, and prints no new token.
-    server = Server(_env(BEACON_DATA_DIR=str(data_dir)), port).wait_ready()
-    try:
-        assert server.token is None
-        r = httpx.get(f"http://127.0.0.1:{port}/v1/tokens", headers={"Authorization": f"Bearer {token}"})
-        assert r.status_code == 200
-    finally:
-        server.stop()
-        import pgserver
+        if (data_dir / "pg").exists():
+            import pgserver
 
-        pgserver.get_server(data_dir / "pg", cleanup_mode=None).cleanup()
+            pgserver.get_server(data_dir / "pg", cleanup_mode=None).cleanup()
+        shutil.rmtree(data_dir.parent, ignore_errors=True)
 
 
 def test_serve_with_two_workers_on_a_database_url(database_url, tmp_path):

@@ -1,0 +1,15 @@
+"""`chat_a`: Chat service A (Slack-style incoming webhook)."""
+
+from __future__ import annotations
+
+from adapters.url_adapter import UrlAdapter, UrlConfig
+
+
+class ChatAConfig(UrlConfig):
+    pass
+
+
+class ChatA(UrlAdapter[ChatAConfig]):
+    type = "chat_a"
+    Config = ChatAConfig
+    description = "Chat service A (Slack-style incoming webhook)"

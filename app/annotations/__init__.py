@@ -1,0 +1,1 @@
+"""Annotations: markers (deploys, incidents, …) on the charts of the datasets they name."""

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, delete, get, patch, post
+from litestar.params import Parameter, QueryParameter
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.annotations import service
+from app.annotations.schemas import AnnotationCreate, AnnotationOut, AnnotationUpdate
+from app.pagination import CursorCodec, Limit, ListEnvelope
+from app.timeparams import parse_time_param
+
+READ = {"scope": "annotations:read"}
+WRITE = {"scope": "annotations:write"}
+
+
+class AnnotationController(Controller):
+    path = "/v1/annotations"
+    tags = ["annotations"]
+
+    @post("/", status_code=201, opt=WRITE)
+    async def create(self, data: AnnotationCreate, db: AsyncSession) -> AnnotationOut:
+        return await service.create_annotation(db, data)
+
+    @get("/", opt=READ)
+    async def list(
+        self,
+        db: AsyncSession,
+        codec: CursorCodec,
+        datasets: Annotated[
+            list[str] | None, Parameter(description="Dataset names, comma-separated or repeated: any of them.")
+        ] = None,
+        start_time: Annotated[
+            str | None, Parameter(description="RFC 3339; annotations overlapping [start, end].")
+        ] = None,
+        end_time: Annotated[str | None, Parameter(description="RFC 3339.")] = None,
+        type_: Annotated[str | None, QueryParameter(name="type", description="Only this type.")] = None,
+        limit: Limit = None,
+        cursor: str | None = None,
+    ) -> ListEnvelope[AnnotationOut]:
+        return await service.list_annotations(
+            db,
+            codec,
+            datasets=datasets,
+            start_time=parse_time_param(start_time, "start_time"),
+            end_time=parse_time_param(end_time, "end_time"),
+            type_=type_,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    @get("/{annotation_id:str}", opt=READ)
+    async def retrieve(self, db: AsyncSession, annotation_id: str) -> AnnotationOut:
+        return service.to_out(await service.get_annotation(db, annotation_id))
+
+    @patch("/{annotation_id:str}", opt=WRITE)
+    async def update(self, db: AsyncSession, annotation_id: str, data: AnnotationUpdate) -> AnnotationOut:
+        return await service.update_annotation(db, annotation_id, data)
+
+    @delete("/{annotation_id:str}", status_code=204, opt=WRITE)
+    async def remove(self, db: AsyncSession, annotation_id: str) -> None:
+        await service.delete_annotation(db, annotation_id)

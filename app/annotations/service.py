@@ -1,0 +1,163 @@
+"""Creating, listing, changing and deleting annotations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import msgspec
+from msgspec import UNSET
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from adapters.checks import http_url_problem
+from app.annotations.schemas import AnnotationCreate, AnnotationOut, AnnotationUpdate
+from app.datasets.names import check_dataset_name, is_dataset_name
+from app.db.annotation import Annotation
+from app.errors import BeaconError, not_found
+from app.pagination import CursorCodec, ListEnvelope, paginate
+from app.request_ids import new_id
+from app.timefmt import iso_ms, iso_ms_or_none, utcnow
+from app.timeparams import to_ms
+
+
+def to_out(a: Annotation) -> AnnotationOut:
+    return AnnotationOut(
+        id=a.id,
+        type=a.type,
+        title=a.title,
+        description=a.description,
+        datasets=list(a.datasets),
+        time=iso_ms(a.time),
+        end_time=iso_ms_or_none(a.end_time),
+        url=a.url,
+        created_at=iso_ms(a.created_at),
+    )
+
+
+def _datasets(names: Sequence[str], param: str = "datasets") -> list[str]:
+    for name in names:
+        check_dataset_name(name, param=param)
+    return list(dict.fromkeys(names))  # duplicates dropped, order kept
+
+
+def _check_url(url: str | None) -> None:
+    problem = None if url is None else http_url_problem(url)
+    if problem:
+        raise BeaconError("invalid_field", f"`url` {problem}.", param="url")
+
+
+def _check_span(time: datetime, end_time: datetime | None) -> None:
+    if end_time is not None and end_time < time:
+        raise BeaconError("invalid_field", "`end_time` must not be before `time`.", param="end_time")
+
+
+async def create_annotation(session: AsyncSession, data: AnnotationCreate) -> AnnotationOut:
+    now = utcnow()
+    time = to_ms(data.time) if data.time is not None else to_ms(now)
+    end_time = to_ms(data.end_time) if data.end_time is not None else None
+    datasets = _datasets(data.datasets)
+    _check_span(time, end_time)
+    _check_url(data.url)
+    annotation = Annotation(
+        id=new_id("ann_"),
+        type=data.type,
+        title=data.title,
+        description=data.description,
+        datasets=datasets,
+        time=time,
+        end_time=end_time,
+        url=data.url,
+        created_at=now,
+    )
+    session.add(annotation)
+    await session.commit()
+    return to_out(annotation)
+
+
+async def get_annotation(session: AsyncSession, annotation_id: str) -> Annotation:
+    annotation = await session.get(Annotation, annotation_id)
+    if annotation is None:
+        raise not_found("annotation", annotation_id)
+    return annotation
+
+
+async def update_annotation(session: AsyncSession, annotation_id: str, data: AnnotationUpdate) -> AnnotationOut:
+    annotation = await get_annotation(session, annotation_id)
+    changes = {
+        name: value
+        for name in ("type", "title", "datasets", "time", "end_time", "url", "description")
+        if (value := getattr(data, name)) is not UNSET
+    }
+    if "datasets" in changes:
+        changes["datasets"] = _datasets(changes["datasets"])
+    for name in ("time", "end_time"):
+        if changes.get(name) is not None:
+            changes[name] = to_ms(changes[name])
+    if "url" in changes:
+        _check_url(changes["url"])
+    _check_span(changes.get("time", annotation.time), changes.get("end_time", annotation.end_time))
+    for name, value in changes.items():
+        setattr(annotation, name, value)
+    await session.commit()
+    return to_out(annotation)
+
+
+async def delete_annotation(session: AsyncSession, annotation_id: str) -> None:
+    annotation = await get_annotation(session, annotation_id)
+    await session.delete(annotation)
+    await session.commit()
+
+
+async def list_annotations(
+    session: AsyncSession,
+    codec: CursorCodec,
+    *,
+    datasets: Sequence[str] | None,
+    start_time: datetime | None,
+    end_time: datetime | None,
+    type_: str | None,
+    limit: int | None,
+    cursor: str | None,
+) -> ListEnvelope[AnnotationOut]:
+    if start_time is not None and end_time is not None and end_time < start_time:
+        raise BeaconError("invalid_parameter", "`end_time` must not be before `start_time`.", param="end_time")
+    stmt = select(Annotation)
+    names = _dataset_filter(datasets)
+    if names:
+        stmt = stmt.where(Annotation.datasets.overlap(names))
+    # A point or span overlaps the range when it starts before the range ends and ends after it starts.
+    if end_time is not None:
+        stmt = stmt.where(Annotation.time <= end_time)
+    if start_time is not None:
+        stmt = stmt.where(func.coalesce(Annotation.end_time, Annotation.time) >= start_time)
+    if type_ is not None:
+        stmt = stmt.where(Annotation.type == type_)
+    # The cursor only fits this list with these filters.
+    scope = (
+        "annotations:" + msgspec.json.encode([sorted(names or []), _iso(start_time), _iso(end_time), type_]).decode()
+    )
+    return await paginate(
+        session,
+        stmt,
+        codec=codec,
+        scope=scope,
+        keys=(Annotation.time, Annotation.id),
+        key_of=lambda a: (a.time, a.id),
+        render=to_out,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _dataset_filter(values: Sequence[str] | None) -> list[str] | None:
+    """`datasets=a,b` (or repeated `datasets=`): annotations on any of them."""
+    names = [n.strip() for v in values or () for n in v.split(",") if n.strip()]
+    for name in names:
+        if not is_dataset_name(name):
+            raise BeaconError("invalid_parameter", f"Invalid dataset name {name!r} in `datasets`.", param="datasets")
+    return names or None

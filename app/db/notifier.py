@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import LargeBinary, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db.base import Base
+
+
+class Notifier(Base):
+    """A destination monitors route to. Its config (which holds the secrets) is stored sealed (app.secretbox)."""
+
+    __tablename__ = "notifiers"
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    type: Mapped[str] = mapped_column(Text)
+    target: Mapped[str] = mapped_column(Text)
+    config_sealed: Mapped[bytes] = mapped_column(LargeBinary)
+    disabled_until: Mapped[datetime | None]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]

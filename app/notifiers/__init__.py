@@ -1,0 +1,1 @@
+"""Notifiers: destinations (chat, paging, webhook, e-mail) that monitors route to; the types are adapters/."""

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, delete, get, patch, post
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.params import QueryParameter
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.notifiers import service
+from app.notifiers.schemas import NotifierCreate, NotifierOut, NotifierUpdate, NotifierWithSecret
+from app.notifiers.service import NotifierEnv
+from app.pagination import CursorCodec, Limit, ListEnvelope
+
+READ = {"scope": "notifiers:read"}
+WRITE = {"scope": "notifiers:write"}
+
+
+def provide_env(state: State) -> NotifierEnv:
+    env: NotifierEnv = state.notifier_env
+    return env
+
+
+class NotifierController(Controller):
+    path = "/v1/notifiers"
+    tags = ["notifiers"]
+    dependencies = {"env": Provide(provide_env, sync_to_thread=False)}
+
+    @post("/", status_code=201, opt=WRITE)
+    async def create(self, data: NotifierCreate, db: AsyncSession, env: NotifierEnv) -> NotifierWithSecret:
+        return await service.create_notifier(db, env, data)
+
+    @get("/", opt=READ)
+    async def list(
+        self,
+        db: AsyncSession,
+        codec: CursorCodec,
+        type_: Annotated[str | None, QueryParameter(name="type", description="Only this type.")] = None,
+        limit: Limit = None,
+        cursor: str | None = None,
+    ) -> ListEnvelope[NotifierOut]:
+        return await service.list_notifiers(db, codec, type_=type_, limit=limit, cursor=cursor)
+
+    @get("/{notifier_id:str}", opt=READ)
+    async def retrieve(self, db: AsyncSession, notifier_id: str) -> NotifierOut:
+        return service.to_out(await service.get_notifier(db, notifier_id))
+
+    @patch("/{notifier_id:str}", opt=WRITE)
+    async def update(self, db: AsyncSession, env: NotifierEnv, notifier_id: str, data: NotifierUpdate) -> NotifierOut:
+        return await service.update_notifier(db, env, notifier_id, data)
+
+    @delete("/{notifier_id:str}", status_code=204, opt=WRITE)
+    async def remove(self, db: AsyncSession, notifier_id: str) -> None:
+        await service.delete_notifier(db, notifier_id)
+
+    @post("/{notifier_id:str}/rotate-secret", status_code=200, opt=WRITE)
+    async def rotate_secret(self, db: AsyncSession, env: NotifierEnv, notifier_id: str) -> NotifierWithSecret:
+        return await service.rotate_secret(db, env, notifier_id)

@@ -1,0 +1,223 @@
+"""Creating, listing, changing and deleting notifiers; sealing their configs; rotating signing secrets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from adapters.base import Adapter, AdapterConfig, ConfigError
+from adapters.guard import DestinationGuard, DestinationRefused
+from adapters.registry import AdapterRegistry
+from adapters.webhook import new_signing_secret
+from app.db.notifier import Notifier
+from app.errors import BeaconError, not_found
+from app.notifiers.schemas import NotifierCreate, NotifierOut, NotifierUpdate, NotifierWithSecret
+from app.pagination import CursorCodec, ListEnvelope, paginate
+from app.request_ids import new_id
+from app.secretbox import SecretBox
+from app.timefmt import iso_ms, iso_ms_or_none, utcnow
+from app.timeparams import to_ms
+
+ROTATION_OVERLAP = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class NotifierEnv:
+    """What the notifier service needs from the running app (built once in create_app)."""
+
+    registry: AdapterRegistry
+    box: SecretBox
+    guard: DestinationGuard
+
+
+class PreviousSecret(msgspec.Struct):
+    secret: str
+    expires_at: datetime
+
+
+class Sealed(msgspec.Struct):
+    """The plaintext of `notifiers.config_sealed`."""
+
+    config: dict[str, Any]
+    previous_secrets: list[PreviousSecret] = []
+
+
+def to_out(n: Notifier) -> NotifierOut:
+    return NotifierOut(**_fields(n))
+
+
+def _fields(n: Notifier) -> dict[str, Any]:
+    return {
+        "id": n.id,
+        "name": n.name,
+        "type": n.type,
+        "target": n.target,
+        "disabled_until": iso_ms_or_none(n.disabled_until),
+        "created_at": iso_ms(n.created_at),
+        "updated_at": iso_ms(n.updated_at),
+    }
+
+
+def _context(notifier_id: str) -> str:
+    return f"notifier:{notifier_id}"
+
+
+def seal(env: NotifierEnv, notifier_id: str, sealed: Sealed) -> bytes:
+    return env.box.seal(msgspec.json.encode(sealed), _context(notifier_id))
+
+
+def unseal(env: NotifierEnv, notifier: Notifier) -> Sealed:
+    return msgspec.json.decode(env.box.open(notifier.config_sealed, _context(notifier.id)), type=Sealed)
+
+
+def adapter_for(env: NotifierEnv, type_: str) -> type[Adapter[Any]]:
+    try:
+        return env.registry[type_]
+    except KeyError:
+        raise BeaconError(
+            "invalid_field",
+            f"Unknown notifier type {type_!r}; the types are {', '.join(env.registry.types())}.",
+            param="type",
+        ) from None
+
+
+def config_of(env: NotifierEnv, notifier: Notifier) -> AdapterConfig:
+    """The stored config as the adapter's typed Config (for sending)."""
+    return adapter_for(env, notifier.type).validate(unseal(env, notifier).config)
+
+
+async def _validated(env: NotifierEnv, adapter: type[Adapter[Any]], raw: Any) -> AdapterConfig:
+    try:
+        config = adapter.validate(raw)
+    except ConfigError as exc:
+        raise BeaconError("missing_field" if exc.missing else "invalid_field", exc.message, param=exc.param) from None
+    for key, url in adapter.destinations(config).items():
+        try:
+            await env.guard.check_url(url)
+        except DestinationRefused as exc:
+            raise BeaconError("invalid_field", f"`config.{key}`: {exc}.", param=f"config.{key}") from None
+    return config
+
+
+async def create_notifier(session: AsyncSession, env: NotifierEnv, data: NotifierCreate) -> NotifierWithSecret:
+    adapter = adapter_for(env, data.type)
+    config = await _validated(env, adapter, data.config)
+    shown_secret: str | msgspec.UnsetType = UNSET
+    if adapter.has_signing_secret:
+        if getattr(config, "signing_secret", None) is None:
+            config = msgspec.structs.replace(config, signing_secret=new_signing_secret())
+        shown_secret = config.signing_secret  # type: ignore[attr-defined]
+    now = utcnow()
+    notifier_id = new_id("ntf_")
+    notifier = Notifier(
+        id=notifier_id,
+        name=data.name,
+        type=adapter.type,
+        target=adapter.target(config),
+        config_sealed=seal(env, notifier_id, Sealed(config=config.to_dict())),
+        disabled_until=to_ms(data.disabled_until) if data.disabled_until else None,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(notifier)
+    await session.commit()
+    return NotifierWithSecret(**_fields(notifier), signing_secret=shown_secret)
+
+
+async def get_notifier(session: AsyncSession, notifier_id: str, *, for_update: bool = False) -> Notifier:
+    stmt = select(Notifier).where(Notifier.id == notifier_id)
+    if for_update:
+        stmt = stmt.with_for_update()
+    notifier = (await session.execute(stmt)).scalar_one_or_none()
+    if notifier is None:
+        raise not_found("notifier", notifier_id)
+    return notifier
+
+
+async def list_notifiers(
+    session: AsyncSession, codec: CursorCodec, *, type_: str | None, limit: int | None, cursor: str | None
+) -> ListEnvelope[NotifierOut]:
+    stmt = select(Notifier)
+    if type_ is not None:
+        stmt = stmt.where(Notifier.type == type_)
+    return await paginate(
+        session,
+        stmt,
+        codec=codec,
+        scope=f"notifiers:{msgspec.json.encode([type_]).decode()}",
+        keys=(Notifier.created_at, Notifier.id),
+        key_of=lambda n: (n.created_at, n.id),
+        render=to_out,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+async def update_notifier(
+    session: AsyncSession, env: NotifierEnv, notifier_id: str, data: NotifierUpdate
+) -> NotifierOut:
+    notifier = await get_notifier(session, notifier_id, for_update=True)
+    if data.config is not UNSET:
+        adapter = adapter_for(env, notifier.type)
+        if "signing_secret" in data.config:
+            raise BeaconError(
+                "invalid_field",
+                "The signing secret cannot be changed here; use POST /v1/notifiers/{id}/rotate-secret.",
+                param="config.signing_secret",
+            )
+        sealed = unseal(env, notifier)
+        merged = {**sealed.config, **data.config}
+        merged = {k: v for k, v in merged.items() if v is not None}
+        config = await _validated(env, adapter, merged)
+        sealed.config = config.to_dict()
+        notifier.config_sealed = seal(env, notifier.id, sealed)
+        notifier.target = adapter.target(config)
+    if data.name is not UNSET:
+        notifier.name = data.name
+    if data.disabled_until is not UNSET:
+        notifier.disabled_until = to_ms(data.disabled_until) if data.disabled_until else None
+    notifier.updated_at = utcnow()
+    await session.commit()
+    return to_out(notifier)
+
+
+async def rotate_secret(session: AsyncSession, env: NotifierEnv, notifier_id: str) -> NotifierWithSecret:
+    notifier = await get_notifier(session, notifier_id, for_update=True)
+    if not adapter_for(env, notifier.type).has_signing_secret:
+        raise BeaconError(
+            "unsupported_operation", f"A notifier of type {notifier.type!r} has no signing secret to rotate."
+        )
+    now = utcnow()
+    sealed = unseal(env, notifier)
+    old = sealed.config.get("signing_secret")
+    expires_at = now + ROTATION_OVERLAP
+    # The old secret keeps signing for the overlap, so receivers can switch without missing a message.
+    kept = [p for p in sealed.previous_secrets if p.expires_at > now]
+    if old:
+        kept.append(PreviousSecret(secret=old, expires_at=expires_at))
+    new = new_signing_secret()
+    sealed.config["signing_secret"] = new
+    sealed.previous_secrets = kept
+    notifier.config_sealed = seal(env, notifier.id, sealed)
+    notifier.updated_at = now
+    await session.commit()
+    return NotifierWithSecret(**_fields(notifier), signing_secret=new, previous_secret_expires_at=iso_ms(expires_at))
+
+
+async def delete_notifier(session: AsyncSession, notifier_id: str) -> None:
+    notifier = await get_notifier(session, notifier_id, for_update=True)
+    await session.delete(notifier)
+    await session.commit()
+
+
+def signing_secrets(env: NotifierEnv, notifier: Notifier, now: datetime) -> list[str]:
+    """Every secret that signs now: the current one first, then those in their rotation overlap."""
+    sealed = unseal(env, notifier)
+    current = sealed.config.get("signing_secret")
+    return [s for s in [current, *(p.secret for p in sealed.previous_secrets if p.expires_at > now)] if s]
