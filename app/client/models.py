@@ -119,11 +119,10 @@ class Notifier(Resource, kw_only=True):
 
 
 class NotifierCreated(Notifier, kw_only=True):
-    signing_secret: str | None = None  # webhook notifiers only; shown in this response only
+    """The answer to creating a notifier or rotating its secret: a webhook's signing secret, shown this once."""
 
-
-class SigningSecret(msgspec.Struct, kw_only=True):
-    signing_secret: str  # the new secret after a rotation; the old one keeps signing for 24 hours
+    signing_secret: str | None = None
+    previous_secret_expires_at: datetime | None = None  # after a rotation: the old secret signs until then
 
 
 class TriggerAfter(msgspec.Struct, kw_only=True):

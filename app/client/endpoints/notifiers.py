@@ -7,7 +7,7 @@ import msgspec
 from msgspec import UnsetType
 
 from app.client.call import Call, TimeArg, decode, json_call, no_content, query_string, segment
-from app.client.models import Delivery, Notifier, NotifierCreated, Page, SigningSecret
+from app.client.models import Delivery, Notifier, NotifierCreated, Page
 
 
 def create_notifier(
@@ -20,8 +20,11 @@ def create_notifier(
     )
 
 
-def list_notifiers(*, limit: int | None = None, cursor: str | None = None) -> Call[Page[Notifier]]:
-    return Call("GET", "/v1/notifiers", decode(Page[Notifier]), params=query_string(limit=limit, cursor=cursor))
+def list_notifiers(
+    *, type: str | None = None, limit: int | None = None, cursor: str | None = None
+) -> Call[Page[Notifier]]:
+    params = query_string(type=type, limit=limit, cursor=cursor)
+    return Call("GET", "/v1/notifiers", decode(Page[Notifier]), params=params)
 
 
 def get_notifier(notifier_id: str) -> Call[Notifier]:
@@ -49,9 +52,9 @@ def delete_notifier(notifier_id: str) -> Call[None]:
     return Call("DELETE", f"/v1/notifiers/{segment(notifier_id)}", no_content)
 
 
-def rotate_notifier_secret(notifier_id: str) -> Call[SigningSecret]:
+def rotate_notifier_secret(notifier_id: str) -> Call[NotifierCreated]:
     """A new signing secret, shown this once; the previous one keeps signing for 24 hours."""
-    return Call("POST", f"/v1/notifiers/{segment(notifier_id)}/rotate-secret", decode(SigningSecret))
+    return Call("POST", f"/v1/notifiers/{segment(notifier_id)}/rotate-secret", decode(NotifierCreated))
 
 
 def test_notifier(notifier_id: str) -> Call[Delivery]:

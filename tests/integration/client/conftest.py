@@ -29,7 +29,7 @@ class Served:
     data_dir: Path
 
     def env(self, **extra: str) -> dict[str, str]:
-        return _env(BEACON_URL=self.url, BEACON_TOKEN=self.token, **extra)
+        return _env(**{"BEACON_URL": self.url, "BEACON_TOKEN": self.token, **extra})
 
     def client(self, **kwargs: object) -> Client:
         return Client(self.url, self.token, **kwargs)  # type: ignore[arg-type]
