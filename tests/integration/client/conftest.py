@@ -22,6 +22,13 @@ _servers = itertools.count()
 
 
 @dataclass(frozen=True)
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
 class Served:
     url: str
     token: str
@@ -34,16 +41,16 @@ class Served:
     def client(self, **kwargs: object) -> Client:
         return Client(self.url, self.token, **kwargs)  # type: ignore[arg-type]
 
-    def beacon(self, *args: str, input: str | bytes | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    def beacon(self, *args: str, input: str | bytes | None = None, **env: str) -> Done:
         """Run the `beacon` command against this server, as a user in a CI job would."""
-        return subprocess.run(
+        done = subprocess.run(
             [BEACON, *args],
             env=self.env(**env),
-            input=input.decode() if isinstance(input, bytes) else input,
+            input=input.encode() if isinstance(input, str) else input,
             capture_output=True,
-            text=True,
             timeout=120,
         )
+        return Done(done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
 @pytest.fixture(scope="module")
