@@ -166,6 +166,27 @@ class MonitorEvent(Resource, kw_only=True):
     deliveries: list[str] = msgspec.field(default_factory=list)
 
 
+class DeliveryAttempt(msgspec.Struct, kw_only=True):
+    attempt: int
+    started_at: datetime
+    duration_ms: int = 0
+    ok: bool = False
+    retryable: bool = False
+    response_status: int | None = None
+    error: str | None = None
+
+
+class NotifierPreview(Resource, kw_only=True):
+    """The message a notifier would send (nothing sent)."""
+
+    notifier_id: str
+    type: str
+    target: str | None = None
+    action: str | None = None
+    message: dict[str, Any] = msgspec.field(default_factory=dict)
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+
+
 class Delivery(Resource, kw_only=True):
     id: str
     notifier_id: str
@@ -179,3 +200,4 @@ class Delivery(Resource, kw_only=True):
     response_status: int | None = None
     error: str | None = None
     created_at: datetime | None = None
+    attempt_log: list[DeliveryAttempt] = msgspec.field(default_factory=list)  # in single-delivery answers

@@ -7,7 +7,7 @@ import msgspec
 from msgspec import UnsetType
 
 from app.client.call import Call, TimeArg, decode, json_call, no_content, query_string, segment
-from app.client.models import Delivery, Notifier, NotifierCreated, Page
+from app.client.models import Delivery, Notifier, NotifierCreated, NotifierPreview, Page
 
 
 def create_notifier(
@@ -62,10 +62,10 @@ def test_notifier(notifier_id: str) -> Call[Delivery]:
     return Call("POST", f"/v1/notifiers/{segment(notifier_id)}/test", decode(Delivery))
 
 
-def preview_notifier(notifier_id: str, *, event: Mapping[str, Any] | None = None) -> Call[dict[str, Any]]:
-    """The message the notifier would send, rendered but not sent."""
+def preview_notifier(notifier_id: str, *, event: Mapping[str, Any] | None = None) -> Call[NotifierPreview]:
+    """The message the notifier would send, rendered but not sent; `event` overrides a test event's fields."""
     extra = {"event": dict(event)} if event is not None else {}
-    return json_call("POST", f"/v1/notifiers/{segment(notifier_id)}/preview", decode(dict[str, Any]), **extra)
+    return json_call("POST", f"/v1/notifiers/{segment(notifier_id)}/preview", decode(NotifierPreview), **extra)
 
 
 def list_notifier_deliveries(
