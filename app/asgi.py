@@ -16,15 +16,18 @@ from adapters.guard import DestinationGuard
 from adapters.registry import AdapterRegistry
 from app.annotations.controllers import AnnotationController
 from app.auth import AuthMiddleware
+from app.datasets.controllers import DatasetController
 from app.db.embedded import with_database
 from app.db.engine import make_engine, make_sessionmaker
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
+from app.ingest.controllers import ingest
 from app.notifiers.controllers import NotifierController
 from app.notifiers.service import NotifierEnv
 from app.pagination import CursorCodec
 from app.ratelimit import RateLimiter
 from app.request_ids import add_response_headers
+from app.scheduler import start_scheduler
 from app.secretbox import SecretBox
 from app.settings import Settings
 from app.system.controllers import error_docs, healthz, readyz
@@ -41,6 +44,8 @@ def route_handlers() -> list[ControllerRouterHandler]:
         TokenController,
         AnnotationController,
         NotifierController,
+        ingest,
+        DatasetController,
     ]
 
 
@@ -53,9 +58,12 @@ def create_app(settings: Settings) -> Litestar:
         engine = make_engine(settings.database_url or "")
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine)
+        scheduler = start_scheduler(app, settings) if settings.run_scheduler else None
         try:
             yield
         finally:
+            if scheduler is not None:
+                scheduler.shutdown(wait=False)
             await engine.dispose()
 
     app = Litestar(

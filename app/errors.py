@@ -52,6 +52,12 @@ ERRORS: dict[str, ErrorKind] = {
         "invalid_request_error",
         "A JSON-array ingest body holds more than 10,000 events; nothing was stored.",
     ),
+    "invalid_body": ErrorKind(
+        400,
+        "invalid_request_error",
+        "The body cannot be decoded as its Content-Encoding says (for example corrupt or truncated gzip); "
+        "nothing was stored.",
+    ),
     "invalid_query": ErrorKind(
         400,
         "invalid_request_error",

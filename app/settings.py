@@ -69,6 +69,8 @@ class Settings:
     smtp_password: str | None = field(default=None, repr=False)
     smtp_starttls: bool = True
     smtp_from: str = "beacon@localhost"
+    ingest_max_decompressed_bytes: int = 100 * 1024 * 1024
+    retention_interval_seconds: float = 3600.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -118,6 +120,8 @@ class Settings:
             smtp_password=get("SMTP_PASSWORD"),
             smtp_starttls=get_bool("SMTP_STARTTLS", True),
             smtp_from=get("SMTP_FROM") or cls.smtp_from,
+            ingest_max_decompressed_bytes=get_int("INGEST_MAX_DECOMPRESSED_BYTES", 100 * 1024 * 1024),
+            retention_interval_seconds=float(get_int("RETENTION_INTERVAL_SECONDS", 3600)),
         )
 
     @property

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, delete, get, patch
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import principal
+from app.datasets import service
+from app.datasets.schemas import DatasetDetail, DatasetOut, DatasetPatch, FieldOut
+from app.pagination import CursorCodec, Limit, ListEnvelope
+
+
+class DatasetController(Controller):
+    path = "/v1/datasets"
+    tags = ["datasets"]
+
+    @get("/", opt={"scope": "datasets:read"})
+    async def list(
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        codec: CursorCodec,
+        limit: Limit = None,
+        cursor: str | None = None,
+    ) -> ListEnvelope[DatasetOut]:
+        return await service.list_datasets(db, codec, principal(request), limit=limit, cursor=cursor)
+
+    @get("/{name:str}", opt={"scope": "datasets:read"})
+    async def retrieve(self, request: Request[Any, Any, Any], db: AsyncSession, name: str) -> DatasetDetail:
+        return await service.dataset_detail(db, await service.get_dataset(db, name, principal(request)))
+
+    @get("/{name:str}/fields", opt={"scope": "datasets:read"})
+    async def fields(
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        codec: CursorCodec,
+        name: str,
+        limit: Limit = None,
+        cursor: str | None = None,
+    ) -> ListEnvelope[FieldOut]:
+        ds = await service.get_dataset(db, name, principal(request))
+        return await service.list_fields(db, codec, ds, limit=limit, cursor=cursor)
+
+    @patch("/{name:str}", opt={"scope": "datasets:write"})
+    async def update(
+        self, request: Request[Any, Any, Any], db: AsyncSession, name: str, data: DatasetPatch
+    ) -> DatasetDetail:
+        ds = await service.get_dataset(db, name, principal(request), lock="no_key")
+        return await service.update_dataset(db, ds, data)
+
+    @delete("/{name:str}", status_code=204, opt={"scope": "datasets:write"})
+    async def remove(self, request: Request[Any, Any, Any], db: AsyncSession, name: str) -> None:
+        ds = await service.get_dataset(db, name, principal(request), lock="update")
+        await service.delete_dataset(db, ds)

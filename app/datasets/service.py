@@ -1,0 +1,145 @@
+"""Datasets: list, detail with stats, fields, update, delete (the events go with it)."""
+
+from __future__ import annotations
+
+import msgspec
+from sqlalchemy import delete, func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import Principal
+from app.datasets.names import check_dataset_name
+from app.datasets.schemas import DatasetDetail, DatasetOut, DatasetPatch, FieldOut
+from app.db.dataset import Dataset, DatasetField
+from app.errors import not_found
+from app.pagination import CursorCodec, ListEnvelope, paginate
+from app.timefmt import iso_ms, iso_ms_or_none
+
+# Up to this many events a dataset's count is exact; past it the planner's estimate is used, so the detail
+# endpoint stays fast for datasets of any size.
+EXACT_COUNT_LIMIT = 100_000
+
+
+def to_out(ds: Dataset) -> DatasetOut:
+    return DatasetOut(
+        name=ds.name,
+        created_at=iso_ms(ds.created_at),
+        description=ds.description,
+        retention_days=ds.retention_days,
+    )
+
+
+def field_out(f: DatasetField) -> FieldOut:
+    return FieldOut(name=f.name, types=list(f.types), first_seen=iso_ms(f.first_seen))
+
+
+async def get_dataset(session: AsyncSession, name: str, who: Principal, *, lock: str | None = None) -> Dataset:
+    """The dataset by name (400 for a bad name, 403 outside the token's datasets, 404 when absent).
+
+    lock="update" (delete) waits for ingests in flight, which hold KEY SHARE on the row; lock="no_key"
+    (patch) does not.
+    """
+    check_dataset_name(name)
+    who.require_dataset(name)
+    stmt = select(Dataset).where(Dataset.name == name)
+    if lock == "update":
+        stmt = stmt.with_for_update()
+    elif lock == "no_key":
+        stmt = stmt.with_for_update(key_share=True)
+    found = (await session.execute(stmt)).scalar_one_or_none()
+    if found is None:
+        raise not_found("dataset", name)
+    return found
+
+
+async def list_datasets(
+    session: AsyncSession, codec: CursorCodec, who: Principal, *, limit: int | None, cursor: str | None
+) -> ListEnvelope[DatasetOut]:
+    stmt = select(Dataset)
+    scope = "datasets"
+    if who.datasets is not None:  # a token limited to datasets sees only those
+        stmt = stmt.where(Dataset.name.in_(who.datasets))
+        scope += ":" + ",".join(sorted(who.datasets))
+    return await paginate(
+        session,
+        stmt,
+        codec=codec,
+        scope=scope,
+        keys=(Dataset.created_at, Dataset.id),
+        key_of=lambda d: (d.created_at, d.id),
+        render=to_out,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+async def _events_estimate(session: AsyncSession, dataset_id: int) -> int:
+    exact = (
+        await session.execute(
+            text("SELECT count(*) FROM (SELECT 1 FROM events WHERE dataset_id = :id LIMIT :cap) s"),
+            {"id": dataset_id, "cap": EXACT_COUNT_LIMIT},
+        )
+    ).scalar_one()
+    if exact < EXACT_COUNT_LIMIT:
+        return int(exact)
+    plan = (
+        await session.execute(
+            text("EXPLAIN (FORMAT JSON) SELECT 1 FROM events WHERE dataset_id = :id"), {"id": dataset_id}
+        )
+    ).scalar_one()
+    return max(int(exact), int(plan[0]["Plan"]["Plan Rows"]))
+
+
+async def dataset_detail(session: AsyncSession, ds: Dataset) -> DatasetDetail:
+    fields_count = (
+        await session.execute(select(func.count()).select_from(DatasetField).where(DatasetField.dataset_id == ds.id))
+    ).scalar_one()
+    bounds = (
+        await session.execute(text("SELECT min(time), max(time) FROM events WHERE dataset_id = :id"), {"id": ds.id})
+    ).one()
+    base = to_out(ds)
+    return DatasetDetail(
+        name=base.name,
+        created_at=base.created_at,
+        description=base.description,
+        retention_days=base.retention_days,
+        fields_count=int(fields_count),
+        events_estimate=await _events_estimate(session, ds.id),
+        min_time=iso_ms_or_none(bounds[0]),
+        max_time=iso_ms_or_none(bounds[1]),
+    )
+
+
+async def list_fields(
+    session: AsyncSession, codec: CursorCodec, ds: Dataset, *, limit: int | None, cursor: str | None
+) -> ListEnvelope[FieldOut]:
+    return await paginate(
+        session,
+        select(DatasetField).where(DatasetField.dataset_id == ds.id),
+        codec=codec,
+        scope=f"fields:{ds.id}",
+        keys=(DatasetField.first_seen, DatasetField.name),
+        key_of=lambda f: (f.first_seen, f.name),
+        render=field_out,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+async def update_dataset(session: AsyncSession, ds: Dataset, patch: DatasetPatch) -> DatasetDetail:
+    if patch.description is not msgspec.UNSET:
+        ds.description = patch.description
+    if patch.retention_days is not msgspec.UNSET:
+        ds.retention_days = patch.retention_days
+    await session.commit()
+    return await dataset_detail(session, ds)
+
+
+async def delete_dataset(session: AsyncSession, ds: Dataset) -> None:
+    """Delete a dataset, its fields and its events in one transaction.
+
+    `ds` was loaded FOR UPDATE, which waits for ingests in flight (they hold KEY SHARE on the row) and keeps
+    new ones out until this commits.
+    """
+    await session.execute(text("DELETE FROM events WHERE dataset_id = :id"), {"id": ds.id})
+    await session.execute(delete(Dataset).where(Dataset.id == ds.id))
+    await session.commit()

@@ -1,0 +1,114 @@
+"""Reading an ingest body: content type and encoding, the as-sent and decompressed size caps, gzip.
+
+The body is never held whole: it is read as it arrives, inflated with `zlib.decompressobj(...).decompress(
+data, max_length)` so that one small input chunk can never produce more than `OUT_CHUNK` bytes at once, and
+counted on both sides so a gzip bomb stops at the decompressed cap.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import AsyncIterator
+from enum import Enum
+
+from app.errors import BeaconError
+from app.ingest.limits import IngestLimits, size_text
+
+OUT_CHUNK = 256 * 1024
+
+
+class Format(Enum):
+    JSON = "application/json"
+    NDJSON = "application/x-ndjson"
+
+
+def body_format(content_type: str | None) -> Format:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    for fmt in Format:
+        if media == fmt.value:
+            return fmt
+    shown = f"`{media}`" if media else "no Content-Type"
+    raise BeaconError(
+        "unsupported_media_type",
+        f"Ingest accepts `application/json` (an array of objects) or `application/x-ndjson`, not {shown}.",
+    )
+
+
+def is_gzip(content_encoding: str | None) -> bool:
+    encoding = (content_encoding or "").strip().lower()
+    if encoding in ("", "identity"):
+        return False
+    if encoding in ("gzip", "x-gzip"):
+        return True
+    raise BeaconError(
+        "unsupported_media_type", f"Ingest accepts `Content-Encoding: gzip` (or none), not `{content_encoding}`."
+    )
+
+
+def too_large(size_desc: str, limit: int) -> BeaconError:
+    return BeaconError(
+        "payload_too_large",
+        f"The request body is {size_desc}, over the {size_text(limit)} limit ({limit:,} bytes) "
+        "for a body as sent; send smaller batches.",
+    )
+
+
+def check_declared_length(content_length: str | None, limits: IngestLimits) -> None:
+    """Refuse from Content-Length before reading anything, when the client declared one."""
+    if content_length is None:
+        return
+    try:
+        declared = int(content_length)
+    except ValueError:
+        raise BeaconError("invalid_parameter", "Content-Length is not a number.", param="Content-Length") from None
+    if declared > limits.max_body_bytes:
+        raise too_large(f"{declared:,} bytes", limits.max_body_bytes)
+
+
+class BodyReader:
+    """Yields the decompressed body in chunks; counts `received` (as sent) and `processed` (decompressed)."""
+
+    def __init__(self, stream: AsyncIterator[bytes], *, gzip: bool, limits: IngestLimits) -> None:
+        self._stream = stream
+        self._gzip = gzip
+        self._limits = limits
+        self.received = 0
+        self.processed = 0
+
+    def _count(self, data: bytes) -> bytes:
+        self.processed += len(data)
+        if self.processed > self._limits.max_decompressed_bytes:
+            cap = self._limits.max_decompressed_bytes
+            raise BeaconError(
+                "payload_too_large",
+                f"The request body inflates to more than the {size_text(cap)} decompressed limit "
+                f"({cap:,} bytes); nothing was stored. Send smaller batches.",
+            )
+        return data
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if self._gzip else None
+        async for piece in self._stream:
+            if not piece:
+                continue
+            self.received += len(piece)
+            if self.received > self._limits.max_body_bytes:
+                raise too_large(f"more than {self._limits.max_body_bytes:,} bytes", self._limits.max_body_bytes)
+            if inflater is None:
+                yield self._count(piece)
+                continue
+            data = piece
+            while True:
+                if inflater.eof:  # a gzip stream may hold several members, one after another
+                    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                try:
+                    out = inflater.decompress(data, OUT_CHUNK)
+                except zlib.error as exc:
+                    raise BeaconError("invalid_body", f"The body is not valid gzip data: {exc}.") from None
+                if out:
+                    yield self._count(out)
+                data = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
+                if not data and (inflater.eof or len(out) < OUT_CHUNK):
+                    break
+        if inflater is not None and self.received and not inflater.eof:
+            raise BeaconError("invalid_body", "The gzip body is truncated (it ends before its gzip trailer).")

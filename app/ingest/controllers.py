@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+from litestar import Request, post
+from litestar.params import QueryParameter
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import principal
+from app.datasets.names import check_dataset_name
+from app.errors import BeaconError
+from app.ingest import service
+from app.ingest.bodies import BodyReader, body_format, check_declared_length, is_gzip
+from app.ingest.limits import IngestLimits
+from app.ingest.schemas import IngestResult
+from app.ingest.timestamps import make_reader
+from app.settings import asyncpg_dsn
+from app.timefmt import utcnow
+
+TimestampField = Annotated[
+    str | None, QueryParameter(name="timestamp-field", description="Field holding the event time (default `_time`).")
+]
+TimestampFormat = Annotated[
+    str | None,
+    QueryParameter(
+        name="timestamp-format",
+        description="Go reference-time layout of the timestamp (e.g. `02/Jan/2006:15:04:05 -0700`) or a Go layout "
+        "name (RFC3339, RFC1123Z, ANSIC, …).",
+    ),
+]
+
+
+def _limits(request: Request[Any, Any, Any]) -> IngestLimits:
+    settings = request.app.state.settings
+    return IngestLimits(max_decompressed_bytes=settings.ingest_max_decompressed_bytes)
+
+
+def _caches(request: Request[Any, Any, Any]) -> service.IngestCaches:
+    state = request.app.state
+    if "ingest_caches" not in state:  # one per app (per process): created on first use, no import-time state
+        state.ingest_caches = service.IngestCaches()
+    caches: service.IngestCaches = state.ingest_caches
+    return caches
+
+
+@post(
+    "/v1/ingest/{dataset:str}",
+    status_code=200,
+    opt={"scope": "ingest"},
+    tags=["ingest"],
+    # The size caps are ours (bodies.py), so that the 413 message states the body's size and the limit.
+    request_max_body_size=sys.maxsize,
+    summary="Ingest events (JSON array or NDJSON, optionally gzip)",
+)
+async def ingest(
+    request: Request[Any, Any, Any],
+    dataset: str,
+    db: AsyncSession,
+    timestamp_field: TimestampField = None,
+    timestamp_format: TimestampFormat = None,
+) -> IngestResult:
+    check_dataset_name(dataset)
+    principal(request).require_dataset(dataset)
+    fmt = body_format(request.headers.get("content-type"))
+    gzip = is_gzip(request.headers.get("content-encoding"))
+    limits = _limits(request)
+    check_declared_length(request.headers.get("content-length"), limits)
+    if timestamp_field == "":
+        raise BeaconError("invalid_parameter", "`timestamp-field` must not be empty.", param="timestamp-field")
+    arrival = utcnow()
+    try:
+        read_time = make_reader(timestamp_format, arrival)
+    except ValueError as exc:
+        raise BeaconError("invalid_parameter", str(exc), param="timestamp-format") from None
+    req = service.IngestRequest(
+        dataset=dataset,
+        fmt=fmt,
+        gzip=gzip,
+        timestamp_field=timestamp_field or "_time",
+        read_time=read_time,
+        arrival=arrival,
+    )
+    body = BodyReader(request.stream(), gzip=gzip, limits=limits)
+    return await service.ingest(
+        db,
+        req,
+        body,
+        limits=limits,
+        caches=_caches(request),
+        dsn=asyncpg_dsn(request.app.state.settings.database_url),
+    )

@@ -1,0 +1,181 @@
+"""Ingesting one request: read and parse the body as it streams in, COPY rows in chunks, all in one transaction.
+
+The request's transaction holds a KEY SHARE lock on its dataset row (so a concurrent dataset delete waits
+for it), every COPY chunk and the field upserts; it commits only when the whole body has been read and
+parsed, so a 200 means durable and any failure (a cap, corrupt gzip, a bad JSON array) stores nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import asyncpg
+import msgspec
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import BeaconError
+from app.ingest import copyfmt
+from app.ingest.bodies import BodyReader, Format
+from app.ingest.fields import FieldCache, record_fields
+from app.ingest.limits import IngestLimits, size_text
+from app.ingest.lines import LineSplitter
+from app.ingest.partitions import PartitionCache
+from app.ingest.rows import RowBuilder, TooManyEvents
+from app.ingest.schemas import IngestResult
+from app.ingest.timestamps import TimeReader, datetime_to_us
+
+
+@dataclass
+class IngestCaches:
+    """Per-process knowledge that spares the database a round trip: partitions and recorded fields."""
+
+    partitions: PartitionCache = field(default_factory=PartitionCache)
+    fields: FieldCache = field(default_factory=FieldCache)
+
+
+@dataclass(frozen=True)
+class IngestRequest:
+    dataset: str
+    fmt: Format
+    gzip: bool
+    timestamp_field: str
+    read_time: TimeReader
+    arrival: datetime
+
+
+_SELECT_DATASET = text("SELECT id FROM datasets WHERE name = :name FOR KEY SHARE")
+_INSERT_DATASET = text("INSERT INTO datasets (name) VALUES (:name) ON CONFLICT (name) DO NOTHING RETURNING id")
+
+
+async def lock_dataset(session: AsyncSession, name: str) -> int:
+    """The dataset's id, creating it if needed, locked against deletion until this transaction ends."""
+    for _ in range(3):
+        found = (await session.execute(_SELECT_DATASET, {"name": name})).scalar_one_or_none()
+        if found is not None:
+            return int(found)
+        created = (await session.execute(_INSERT_DATASET, {"name": name})).scalar_one_or_none()
+        if created is not None:
+            return int(created)
+    raise BeaconError("conflict", f"The dataset {name!r} is being deleted; retry the request.")
+
+
+async def _driver_connection(session: AsyncSession) -> asyncpg.Connection:
+    raw = await (await session.connection()).get_raw_connection()
+    conn = raw.driver_connection
+    assert isinstance(conn, asyncpg.Connection)
+    return conn
+
+
+class _ChunkWriter:
+    def __init__(self, conn: asyncpg.Connection, caches: IngestCaches, dsn: str) -> None:
+        self._conn = conn
+        self._caches = caches
+        self._dsn = dsn
+        self.blocks = 0
+        self.rows = 0
+
+    async def write(self, payload: bytes, days: set[int], rows: int) -> None:
+        if not rows:
+            return
+        await self._caches.partitions.ensure(self._dsn, days)
+        try:
+            # A savepoint, so that a day dropped by retention elsewhere since we cached it can be retried.
+            async with self._conn.transaction():
+                await self._copy(payload)
+        except asyncpg.CheckViolationError as exc:
+            if "no partition" not in str(exc):
+                raise
+            self._caches.partitions.forget(days)
+            await self._caches.partitions.ensure(self._dsn, days)
+            await self._copy(payload)
+        self.blocks += 1
+        self.rows += rows
+
+    async def _copy(self, payload: bytes) -> None:
+        await self._conn.copy_to_table(
+            "events", source=memoryview(payload), columns=list(copyfmt.COLUMNS), format="binary"
+        )
+
+
+async def _read_ndjson(body: AsyncIterator[bytes], builder: RowBuilder, writer: _ChunkWriter, chunk_rows: int) -> None:
+    splitter = LineSplitter(builder.max_event_bytes)
+    async for chunk in body:
+        lines, oversized, nul = splitter.feed_checked(chunk)
+        pos = 0
+        while pos < len(lines):  # a decompressed chunk may hold more than a block's worth of small events
+            take = chunk_rows - builder.rows
+            builder.add_lines(lines[pos : pos + take], may_hold_nul=nul)
+            pos += take
+            if builder.rows >= chunk_rows:
+                await writer.write(*builder.take_chunk())
+        if oversized:
+            builder.fail_next(f"event is larger than the {size_text(builder.max_event_bytes)} limit")
+    builder.add_lines(splitter.finish())
+
+
+async def _read_json(body: AsyncIterator[bytes], builder: RowBuilder) -> None:
+    buf = bytearray()
+    async for chunk in body:
+        buf += chunk
+    builder.body_may_hold_nul = b"\\" in buf and b"\\u0000" in buf
+    start = next((i for i, b in enumerate(buf[:4096]) if b not in b" \t\r\n"), None)
+    decoder = builder.object_decoder() if start is not None and buf[start] == ord("{") else builder.array_decoder()
+    try:
+        decoder.decode(buf)
+    except TooManyEvents as exc:
+        raise BeaconError(
+            "too_many_events", f"A JSON-array body may hold at most {exc.limit:,} events; nothing was stored."
+        ) from None
+    except RecursionError:
+        raise BeaconError("invalid_json", "The body nests JSON too deeply; nothing was stored.") from None
+    except msgspec.ValidationError as exc:
+        raise BeaconError("invalid_json", f"The body must be a JSON array of event objects: {exc}.") from None
+    except msgspec.DecodeError as exc:
+        raise BeaconError("invalid_json", f"The body is not valid JSON: {exc}; nothing was stored.") from None
+
+
+async def ingest(
+    session: AsyncSession,
+    req: IngestRequest,
+    body: BodyReader,
+    *,
+    limits: IngestLimits,
+    caches: IngestCaches,
+    dsn: str,
+) -> IngestResult:
+    dataset_id = await lock_dataset(session, req.dataset)
+    conn = await _driver_connection(session)
+    builder = RowBuilder(
+        dataset_id=dataset_id,
+        arrival_us=datetime_to_us(req.arrival),
+        timestamp_field=req.timestamp_field,
+        read_time=req.read_time,
+        max_event_bytes=limits.max_event_bytes,
+        max_array_events=limits.max_array_events,
+    )
+    writer = _ChunkWriter(conn, caches, dsn)
+    if req.fmt is Format.NDJSON:
+        await _read_ndjson(body.chunks(), builder, writer, limits.chunk_rows)
+    else:
+        await _read_json(body.chunks(), builder)
+    await writer.write(*builder.take_chunk())
+
+    new_shapes = caches.fields.new_shapes(dataset_id, builder.shapes)
+    new_fields = caches.fields.unknown_fields(dataset_id, new_shapes) if new_shapes else {}
+    if writer.rows:
+        await record_fields(conn, dataset_id, new_fields)
+        await session.commit()
+        caches.fields.remember(dataset_id, new_shapes, new_fields)
+    else:
+        await session.rollback()  # nothing to store: a request of only failed events creates no dataset
+    return IngestResult(
+        dataset=req.dataset,
+        ingested=writer.rows,
+        failed=builder.failed,
+        failures=builder.failures,
+        processed_bytes=body.processed,
+        blocks_created=writer.blocks,
+    )

@@ -1,0 +1,258 @@
+"""Ingest benchmark: the real service against raw COPY of the same rows.
+
+    .venv/bin/python bench/ingest.py [--events 200000] [--batch 10000] [--clients 4]
+
+1. Creates a fresh database on the PostgreSQL at BENCH_PG_URL (default postgresql://postgres@127.0.0.1:5432),
+   starts `beacon serve` on it as a subprocess (one server process), and reads the admin token it prints.
+2. Sends N realistic nested events (about 300 bytes each) as gzip NDJSON in batches from concurrent clients
+   (bodies compressed before the clock starts), timing from the first request to the last 200.
+3. COPYs the same flattened rows (the same dataset id, times and JSON) with asyncpg's binary COPY into a plain
+   table with the same (dataset_id, time) index, in the same batches over as many connections, and times that.
+4. Prints events/s for both and their ratio; the database is dropped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVICES = ["checkout", "search", "auth", "catalog", "payments", "gateway"]
+PATHS = ["/api/v1/orders", "/api/v1/search", "/api/v1/login", "/api/v1/items", "/api/v1/pay", "/healthz"]
+METHODS = ["GET", "GET", "GET", "POST", "PUT", "DELETE"]
+AGENTS = ["Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0", "curl/8.5.0", "okhttp/4.12.0", "python-httpx/0.28"]
+
+
+def make_events(n: int, seed: int = 7) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    start = datetime.now(UTC) - timedelta(hours=20)
+    events = []
+    for i in range(n):
+        status = rng.choice([200, 200, 200, 200, 201, 204, 301, 404, 500, 503])
+        t = start + timedelta(milliseconds=i * 300 + rng.randint(0, 299))
+        events.append(
+            {
+                "_time": t.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                "service": rng.choice(SERVICES),
+                "level": "error" if status >= 500 else "info",
+                "message": f"request handled in {rng.randint(1, 900)} ms",
+                "http": {
+                    "method": rng.choice(METHODS),
+                    "path": f"{rng.choice(PATHS)}/{rng.randint(1, 99999)}",
+                    "status": status,
+                    "duration_ms": round(rng.uniform(0.5, 900.0), 2),
+                    "user_agent": rng.choice(AGENTS),
+                },
+                "user": {"id": f"u_{rng.randint(1, 50000)}", "country": rng.choice(["DE", "US", "FR", "JP", "BR"])},
+                "trace_id": f"{rng.getrandbits(64):016x}",
+                "host": f"web-{rng.randint(1, 12)}",
+            }
+        )
+    return events
+
+
+def flat(event: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in event.items():
+        if isinstance(v, dict) and v:
+            out.update(flat(v, f"{prefix}{k}."))
+        else:
+            out[prefix + k] = v
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def admin(url: str, sql: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+def start_server(db_url: str, port: int, data_dir: str) -> tuple[subprocess.Popen[str], str]:
+    env = {
+        **os.environ,
+        "BEACON_DATABASE_URL": db_url,
+        "BEACON_DATA_DIR": data_dir,
+        "BEACON_RUN_SCHEDULER": "false",
+        "BEACON_LOG_LEVEL": "warning",
+        "BEACON_RATE_LIMIT_INGEST": "100000",
+    }
+    beacon = str(Path(sys.executable).with_name("beacon"))
+    proc = subprocess.Popen(
+        [beacon, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    assert proc.stdout is not None
+    token = None
+    deadline = time.monotonic() + 60
+    while token is None and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"beacon serve exited early with {proc.wait()}")
+        if re.fullmatch(r"bcn_[A-Za-z0-9_-]{40}", line.strip()):
+            token = line.strip()
+    if token is None:
+        raise SystemExit("no admin token printed by beacon serve")
+    for _ in range(300):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc, token
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise SystemExit("beacon serve did not become healthy")
+
+
+def start_profiler(pid: int, path: str) -> subprocess.Popen[bytes]:
+    """py-spy sampling the server at 200 Hz, writing collapsed stacks (one line per stack with its count)."""
+    return subprocess.Popen(
+        ["py-spy", "record", "--pid", str(pid), "--format", "raw", "-o", path, "-r", "200"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+async def run_ingest(port: int, token: str, bodies: list[bytes], clients: int, dataset: str) -> float:
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    for body in bodies:
+        queue.put_nowait(body)
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/x-ndjson",
+        "Content-Encoding": "gzip",
+    }
+
+    async def client() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=300) as http:
+            while not queue.empty():
+                body = queue.get_nowait()
+                r = await http.post(f"/v1/ingest/{dataset}", content=body, headers=headers)
+                if r.status_code != 200 or r.json()["failed"]:
+                    raise SystemExit(f"ingest failed: {r.status_code} {r.text[:500]}")
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return time.perf_counter() - started
+
+
+async def run_copy(url: str, batches: list[list[tuple[Any, ...]]], clients: int) -> float:
+    setup = await asyncpg.connect(url)
+    await setup.execute(
+        "CREATE TABLE raw_events (dataset_id integer NOT NULL, time timestamptz NOT NULL, "
+        "sys_time timestamptz NOT NULL, data jsonb NOT NULL)"
+    )
+    await setup.execute("CREATE INDEX raw_events_dataset_time ON raw_events (dataset_id, time)")
+    await setup.close()
+    conns = [await asyncpg.connect(url) for _ in range(clients)]
+    queue: asyncio.Queue[list[tuple[Any, ...]]] = asyncio.Queue()
+    for batch in batches:
+        queue.put_nowait(batch)
+
+    async def worker(conn: asyncpg.Connection) -> None:
+        while not queue.empty():
+            batch = queue.get_nowait()
+            async with conn.transaction():
+                await conn.copy_records_to_table(
+                    "raw_events", records=batch, columns=["dataset_id", "time", "sys_time", "data"]
+                )
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(c) for c in conns))
+    elapsed = time.perf_counter() - started
+    for c in conns:
+        await c.close()
+    return elapsed
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--batch", type=int, default=10_000)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--profile", help="record the server with py-spy into this file (collapsed stacks)")
+    args = parser.parse_args()
+
+    server_url = os.environ.get("BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432").rstrip("/")
+    db_name = f"beacon_bench_{os.getpid()}"
+    db_url = f"{server_url}/{db_name}"
+    await admin(f"{server_url}/postgres", f'CREATE DATABASE "{db_name}"')
+    data_dir = tempfile.mkdtemp(prefix="beacon-bench-")
+    proc = None
+    try:
+        events = make_events(args.events)
+        batches = [events[i : i + args.batch] for i in range(0, len(events), args.batch)]
+        raw_bytes = sum(len(orjson.dumps(e)) + 1 for e in events)
+        bodies = [gzip.compress(b"".join(orjson.dumps(e) + b"\n" for e in b), 6) for b in batches]
+        print(
+            f"{len(events):,} events, {raw_bytes / len(events):.0f} bytes each on average, "
+            f"{len(bodies)} gzip NDJSON bodies of {sum(map(len, bodies)) / len(bodies) / 1024:.0f} KiB, "
+            f"{args.clients} clients"
+        )
+
+        port = free_port()
+        proc, token = start_server(db_url, port, data_dir)
+        # Warm-up (not timed): the first request opens pool connections and creates the days' partitions.
+        await run_ingest(port, token, bodies[:1], 1, "warmup")
+        spy = start_profiler(proc.pid, args.profile) if args.profile else None
+        if spy is not None:
+            await asyncio.sleep(1.0)
+        ingest_s = await run_ingest(port, token, bodies, args.clients, "bench")
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=30)
+        ingest_rate = len(events) / ingest_s
+        print(f"ingest (HTTP, gzip NDJSON, {args.clients} clients): {ingest_s:6.2f} s  {ingest_rate:10,.0f} events/s")
+
+        conn = await asyncpg.connect(db_url)
+        dataset_id = await conn.fetchval("SELECT id FROM datasets WHERE name = 'bench'")
+        stored = await conn.fetchval("SELECT count(*) FROM events WHERE dataset_id = $1", dataset_id)
+        await conn.close()
+        assert stored == len(events), f"stored {stored} events, expected {len(events)}"
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+        proc = None
+
+        sys_time = datetime.now(UTC)
+        rows = []
+        for e in events:
+            f = flat(e)
+            t = datetime.fromisoformat(f.pop("_time"))
+            rows.append((dataset_id, t, sys_time, orjson.dumps(f).decode()))
+        row_batches = [rows[i : i + args.batch] for i in range(0, len(rows), args.batch)]
+        copy_s = await run_copy(db_url, row_batches, args.clients)
+        copy_rate = len(rows) / copy_s
+        print(f"raw COPY (asyncpg binary, {args.clients} connections): {copy_s:6.2f} s  {copy_rate:10,.0f} events/s")
+        print(f"ratio ingest / raw COPY: {ingest_rate / copy_rate:.2f}")
+    finally:
+        if proc is not None:
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait(timeout=30)
+        await admin(f"{server_url}/postgres", f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
