@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, cast
@@ -30,14 +31,11 @@ class EventSource:
     unit: str = "line"
     bad: list[BadLine] = field(default_factory=list)  # NDJSON lines that are not JSON: never sent
 
-    def _open(self) -> IO[bytes]:
-        raw: IO[bytes] = sys.stdin.buffer if self.path == "-" else open(self.path, "rb")
-        head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-        return cast(IO[bytes], gzip.GzipFile(fileobj=raw)) if head == b"\x1f\x8b" else raw
-
     def __iter__(self) -> Iterator[tuple[int, Any]]:
-        stream = self._open()
+        raw: IO[bytes] = sys.stdin.buffer if self.path == "-" else open(self.path, "rb")
         try:
+            head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+            stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw)) if head == b"\x1f\x8b" else raw
             first = True
             for number, line in enumerate(stream, start=1):
                 text = line.strip()
@@ -51,11 +49,11 @@ class EventSource:
                     yield number, msgspec.json.decode(text)
                 except msgspec.DecodeError as exc:
                     self.bad.append(BadLine(number, str(exc)))
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise SourceError(f"cannot read {self.path}: {exc}") from exc
         finally:
-            if stream is not sys.stdin.buffer:
-                stream.close()
+            if raw is not sys.stdin.buffer:
+                raw.close()
 
     def _array(self, data: bytes) -> Iterator[tuple[int, Any]]:
         self.unit = "item"

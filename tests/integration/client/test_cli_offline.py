@@ -47,3 +47,11 @@ def test_a_file_that_is_not_events_sends_nothing(tmp_path):
     assert done.returncode == 1
     assert "is not a JSON array of events" in done.stderr and "cannot reach" not in done.stderr
     assert "ingested 0 events" in done.stdout
+
+
+def test_a_corrupt_gzip_file_sends_nothing(tmp_path):
+    bad = tmp_path / "events.ndjson.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"garbage that is not deflate data")
+    done = run("ingest", str(bad), "--dataset", "web", "--url", _closed_url(), "--token", "bcn_x")
+    assert done.returncode == 1
+    assert f"error: cannot read {bad}" in done.stderr and "cannot reach" not in done.stderr
