@@ -25,6 +25,7 @@ from app.ingest.controllers import ingest
 from app.notifiers.controllers import NotifierController
 from app.notifiers.service import NotifierEnv
 from app.pagination import CursorCodec
+from app.query.controllers import QueryController
 from app.ratelimit import RateLimiter
 from app.request_ids import add_response_headers
 from app.scheduler import start_scheduler
@@ -46,6 +47,7 @@ def route_handlers() -> list[ControllerRouterHandler]:
         NotifierController,
         ingest,
         DatasetController,
+        QueryController,
     ]
 
 

@@ -71,6 +71,8 @@ class Settings:
     smtp_from: str = "beacon@localhost"
     ingest_max_decompressed_bytes: int = 100 * 1024 * 1024
     retention_interval_seconds: float = 3600.0
+    query_timeout_seconds: float = 30.0  # statement timeout of POST /v1/query and /v1/export
+    query_max_rows: int = 50_000  # server maximum of the rows one POST /v1/query returns
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -88,6 +90,15 @@ class Settings:
                 return int(raw)
             except ValueError:
                 raise ValueError(f"BEACON_{name} must be an integer, got {raw!r}") from None
+
+        def get_float(name: str, default: float) -> float:
+            raw = get(name)
+            if raw is None:
+                return default
+            try:
+                return float(raw)
+            except ValueError:
+                raise ValueError(f"BEACON_{name} must be a number, got {raw!r}") from None
 
         def get_bool(name: str, default: bool) -> bool:
             raw = get(name)
@@ -122,6 +133,8 @@ class Settings:
             smtp_from=get("SMTP_FROM") or cls.smtp_from,
             ingest_max_decompressed_bytes=get_int("INGEST_MAX_DECOMPRESSED_BYTES", 100 * 1024 * 1024),
             retention_interval_seconds=float(get_int("RETENTION_INTERVAL_SECONDS", 3600)),
+            query_timeout_seconds=get_float("QUERY_TIMEOUT_SECONDS", cls.query_timeout_seconds),
+            query_max_rows=get_int("QUERY_MAX_ROWS", cls.query_max_rows),
         )
 
     @property

@@ -1,0 +1,122 @@
+"""A parsed query to one parameterised SQL statement, and the layout its rows come back in."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.query import ast
+from app.query.plan import TIME, OrderKey, Planner
+from app.query.types import Params, T, Typed
+
+# $1 is always the dataset id; it is looked up after compiling, so type errors need no database.
+DATASET_PARAM = "$1::integer"
+
+
+@dataclass(frozen=True)
+class OutColumn:
+    name: str
+    type: T
+    array: bool = False  # an SQL array of `type` values
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a result row is laid out. Table results: `columns`, one SQL column each. Raw event results: the
+    event time (unless removed), then the event's fields as one JSON text, then the `extended` columns."""
+
+    raw: bool
+    columns: tuple[OutColumn, ...]
+    time: OutColumn | None = None
+    extended: tuple[OutColumn, ...] = ()
+
+
+@dataclass(frozen=True)
+class Statement:
+    sql: str
+    args: list[Any]
+    layout: Layout
+
+
+def _out(t: Typed) -> str:
+    # JSON values leave PostgreSQL as text and are parsed with orjson (faster than a JSONB codec).
+    return f"({t.sql})::text" if t.type is T.DYNAMIC and not t.array else t.sql
+
+
+class Compiled:
+    def __init__(self, query: ast.Query, *, now: datetime, start: datetime | None, end: datetime | None) -> None:
+        self.query = query
+        self.start = start
+        self.end = end
+        self.params = Params()
+        placeholder = self.params.add(0, "integer")  # the dataset id, filled in by `statement`
+        assert placeholder == DATASET_PARAM
+        planner = Planner(self.params, now)
+        rel = planner.base(DATASET_PARAM, start, end)
+        for op in query.operators:
+            rel = planner.apply(rel, op)
+        self.planner = planner
+        self.rel = rel
+
+    @property
+    def query_limit(self) -> int | None:
+        """The row limit the query itself ends with (`take`, `limit`, `top`), if any."""
+        return self.rel.limit
+
+    def statement(self, dataset_id: int, *, limit: int | None, newest_first: bool) -> Statement:
+        """The SQL with `limit` rows at most (on top of the query's own). `newest_first`: event results
+        without a `sort` come newest first."""
+        rel = self.rel
+        params = self.params.copy()  # the limit and removed names belong to this statement only
+        select: list[str] = []
+        if rel.raw:
+            time = None if TIME in rel.hidden else rel.cols[TIME]
+            if time is not None:
+                select.append(_out(time))
+            data = rel.data
+            if rel.hidden:
+                data = f"({data} - {params.add(sorted(rel.hidden), 'text[]')})"
+            select.append(f"({data})::text")
+            extended = [(name, rel.cols[name]) for name in rel.extended]
+            select.extend(_out(t) for _, t in extended)
+            layout = Layout(
+                raw=True,
+                columns=(),
+                time=None if time is None else OutColumn(TIME, time.type),
+                extended=tuple(OutColumn(n, t.type, t.array) for n, t in extended),
+            )
+        else:
+            select.extend(_out(t) for t in rel.cols.values())
+            layout = Layout(raw=False, columns=tuple(OutColumn(n, t.type, t.array) for n, t in rel.cols.items()))
+        order = rel.order
+        if rel.raw and not order and newest_first:
+            order = [OrderKey(rel.base_time, True, None, True)]
+        effective = rel.limit if limit is None else limit if rel.limit is None else min(limit, rel.limit)
+        sql = self.planner.select_sql(rel, select, order=order, limit=effective, params=params)
+        args = list(params.values)
+        args[0] = dataset_id
+        sql, args = _compact(sql, args)
+        return Statement(sql, args, layout)
+
+
+_PLACEHOLDER = re.compile(r"\$(\d+)::")
+
+
+def _compact(sql: str, args: list[Any]) -> tuple[str, list[Any]]:
+    """Renumber the parameters the SQL uses: a literal compiled into another form (a number compared with a
+    JSON field becomes a JSONB parameter) leaves its first parameter unused, and PostgreSQL rejects a
+    statement with a parameter it cannot type. Only our own `$n::type` placeholders match: no text from
+    the query is ever part of the SQL."""
+    mapping: dict[str, int] = {}
+    used: list[Any] = []
+
+    def renumber(match: re.Match[str]) -> str:
+        old = match.group(1)
+        if old not in mapping:
+            used.append(args[int(old) - 1])
+            mapping[old] = len(used)
+        return f"${mapping[old]}::"
+
+    return _PLACEHOLDER.sub(renumber, sql), used

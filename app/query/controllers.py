@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, post
+from litestar.response import Stream
+
+from app.auth import principal
+from app.query import service
+from app.query.schemas import ExportRequest, QueryRequest, QueryResult
+
+
+class QueryController(Controller):
+    path = "/v1"
+    tags = ["query"]
+    opt = {"scope": "query"}
+
+    @post("/query", status_code=200)
+    async def query(self, request: Request[Any, Any, Any], data: QueryRequest) -> QueryResult:
+        state = request.app.state
+        return await service.run_query(state.engine, state.settings, principal(request), data)
+
+    @post("/export", status_code=200, media_type="application/x-ndjson")
+    async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
+        state = request.app.state
+        chunks = service.export_chunks(state.engine, state.settings, principal(request), data)
+        await anext(chunks)  # runs the query: its errors are still ordinary error responses
+        headers = {"Vary": "Accept-Encoding"}
+        if service.accepts_gzip(request.headers.get("accept-encoding", "")):
+            headers["Content-Encoding"] = "gzip"
+            chunks = service.gzip_chunks(chunks)
+        return Stream(chunks, media_type="application/x-ndjson", headers=headers)

@@ -1,0 +1,204 @@
+"""POST /v1/query and /v1/export: parse, check access, compile, run in a read-only transaction, render.
+
+Statements run on the asyncpg connection under the app's SQLAlchemy pool: results are read as plain
+records (no ORM rows) and export streams from a server-side cursor, one batch of rows at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.auth import Principal
+from app.datasets.names import is_dataset_name
+from app.errors import BeaconError
+from app.query.compiler import Compiled, Statement
+from app.query.errors import QueryError, to_beacon_error
+from app.query.parser import parse
+from app.query.render import ndjson_encoder, render_time, table_result
+from app.query.schemas import ColumnOut, ExportRequest, QueryRequest, QueryResult, QueryStatus
+from app.query.timerange import time_range
+from app.settings import Settings
+from app.timefmt import utcnow
+
+log = logging.getLogger("beacon.query")
+
+DEFAULT_ROWS = 1000  # rows returned when neither the body nor the query has a `take`
+EXPORT_BATCH = 2000  # rows per cursor fetch: memory per export stays at one batch
+GZIP_LEVEL = 5
+
+
+def _prepare(apl: str, who: Principal, now: datetime, start: str | None, end: str | None) -> Compiled:
+    """Parse, check the token may read the dataset, compile: every error here is a 4xx before any SQL."""
+    try:
+        query = parse(apl)
+        if not is_dataset_name(query.dataset):
+            raise QueryError(f"invalid dataset name {query.dataset!r}", query.dataset_pos)
+    except QueryError as exc:
+        raise to_beacon_error(apl, exc) from None
+    lower, upper = time_range(start, end, now)
+    who.require_dataset(query.dataset)
+    try:
+        return Compiled(query, now=now, start=lower, end=upper)
+    except QueryError as exc:
+        raise to_beacon_error(apl, exc) from None
+
+
+@asynccontextmanager
+async def read_transaction(engine: AsyncEngine, timeout_seconds: float) -> AsyncIterator[asyncpg.Connection]:
+    """A read-only transaction whose statements end after `timeout_seconds` (SET LOCAL: this transaction only).
+
+    BEGIN and SET go in one simple-protocol round trip (both texts are ours: the timeout is an integer we
+    computed); the transaction is rolled back at the end, as it only read.
+    """
+    async with engine.connect() as conn:
+        raw = await conn.get_raw_connection()
+        driver: asyncpg.Connection = raw.driver_connection
+        timeout_ms = max(1, round(timeout_seconds * 1000))
+        await driver.execute(f"BEGIN READ ONLY; SET LOCAL statement_timeout = {timeout_ms}")
+        try:
+            yield driver
+        finally:
+            try:
+                await driver.execute("ROLLBACK")
+            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+                await conn.invalidate()  # state unknown: never hand this connection to anyone else
+                raise
+
+
+async def _lookup(conn: asyncpg.Connection, compiled: Compiled) -> tuple[int, datetime | None, datetime | None]:
+    """The dataset's id, and the earliest and latest event time in the queried range (two short index scans
+    in the pruned partitions), in one round trip. An unknown dataset is a 404."""
+    lower = "AND e.time >= $3" if compiled.start is not None else ""
+    sql = (
+        "SELECT d.id,"
+        f" (SELECT min(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower}),"
+        f" (SELECT max(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower})"
+        " FROM datasets d WHERE d.name = $1"
+    )
+    args: list[Any] = [compiled.query.dataset, compiled.end]
+    if compiled.start is not None:
+        args.append(compiled.start)
+    found = await conn.fetchrow(sql, *args)
+    if found is None:
+        raise BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.")
+    return int(found[0]), found[1], found[2]
+
+
+def _database_error(exc: asyncpg.PostgresError, settings: Settings) -> BeaconError | None:
+    """Errors the query itself caused, as 400s; anything else stays a 500."""
+    if isinstance(exc, asyncpg.exceptions.QueryCanceledError):
+        return BeaconError(
+            "query_timeout",
+            f"The query ran longer than the {settings.query_timeout_seconds:g} s statement timeout; "
+            "narrow the time range or filter earlier.",
+        )
+    if isinstance(exc, asyncpg.exceptions.DataError):  # a bad regular expression, a value out of range, ...
+        return BeaconError("invalid_query", f"The query failed on the data: {exc}.", param="apl")
+    return None
+
+
+async def run_query(engine: AsyncEngine, settings: Settings, who: Principal, body: QueryRequest) -> QueryResult:
+    started = time.perf_counter()
+    now = utcnow()
+    compiled = _prepare(body.apl, who, now, body.start_time, body.end_time)
+    # The cap: min(body take, query take, server maximum); 1,000 when neither take is given.
+    if body.take is not None:
+        cap = min(body.take, settings.query_max_rows)
+    elif compiled.query_limit is not None:
+        cap = settings.query_max_rows
+    else:
+        cap = min(DEFAULT_ROWS, settings.query_max_rows)
+    async with read_transaction(engine, settings.query_timeout_seconds) as conn:
+        try:
+            dataset_id, min_time, max_time = await _lookup(conn, compiled)
+            # One row more than the cap tells whether the result was cut.
+            statement = compiled.statement(dataset_id, limit=cap + 1, newest_first=True)
+            records = await conn.fetch(statement.sql, *statement.args)
+        except asyncpg.PostgresError as exc:
+            mapped = _database_error(exc, settings)
+            if mapped is None:
+                raise
+            raise mapped from None
+    truncated = len(records) > cap
+    columns, rows = table_result(records[:cap], statement.layout)
+    return QueryResult(
+        columns=[ColumnOut(c["name"], c["type"]) for c in columns],
+        rows=rows,
+        status=QueryStatus(
+            rows_examined=None,
+            rows_returned=len(rows),
+            truncated=truncated,
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+            min_time=None if min_time is None else render_time(min_time),
+            max_time=None if max_time is None else render_time(max_time),
+        ),
+    )
+
+
+async def export_chunks(
+    engine: AsyncEngine, settings: Settings, who: Principal, body: ExportRequest
+) -> AsyncIterator[bytes]:
+    """NDJSON of every row. The first item is b"" once the query runs: errors before it are proper HTTP
+    errors; after it the response has started and an error can only cut the stream short."""
+    compiled = _prepare(body.apl, who, utcnow(), body.start_time, body.end_time)
+    async with read_transaction(engine, settings.query_timeout_seconds) as conn:
+        try:
+            dataset_id, _, _ = await _lookup(conn, compiled)
+            statement: Statement = compiled.statement(dataset_id, limit=None, newest_first=False)
+            encode = ndjson_encoder(statement.layout)
+            cursor = await conn.cursor(statement.sql, *statement.args)
+            batch = await cursor.fetch(EXPORT_BATCH)
+        except asyncpg.PostgresError as exc:
+            mapped = _database_error(exc, settings)
+            if mapped is None:
+                raise
+            raise mapped from None
+        yield b""
+        rows = 0
+        try:
+            while batch:
+                rows += len(batch)
+                yield b"".join([encode(record) for record in batch])
+                if len(batch) < EXPORT_BATCH:
+                    break
+                batch = await cursor.fetch(EXPORT_BATCH)
+        except asyncpg.PostgresError:
+            log.exception("export of %r failed after %d rows; the stream was cut short", compiled.query.dataset, rows)
+            raise
+
+
+async def gzip_chunks(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
+    async for chunk in chunks:
+        out = compressor.compress(chunk)
+        if out:
+            yield out
+    yield compressor.flush()
+
+
+def accepts_gzip(header: str) -> bool:
+    """True when `Accept-Encoding` lists gzip (or `*`) with a non-zero q value."""
+    for part in header.split(","):
+        token, _, params = part.strip().partition(";")
+        if token.strip().lower() not in ("gzip", "x-gzip", "*"):
+            continue
+        q = 1.0
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if q > 0:
+            return True
+    return False

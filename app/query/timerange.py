@@ -1,0 +1,51 @@
+"""The `start_time` / `end_time` of a query body: RFC 3339 with an offset, or relative to now (`now-1h`)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from app.errors import BeaconError
+from app.query.lexer import TIMESPAN_UNITS
+
+_RELATIVE = re.compile(r"now(?:\s*([+-])\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+))?")
+
+
+def parse_bound(value: str | None, now: datetime, param: str) -> datetime | None:
+    if value is None:
+        return None
+    text = value.strip()
+    match = _RELATIVE.fullmatch(text)
+    if match:
+        if match.group(1) is None:
+            return now
+        unit = TIMESPAN_UNITS.get(match.group(3))
+        if unit is None:
+            raise BeaconError(
+                "invalid_field",
+                f"Invalid value for `{param}`: unknown unit {match.group(3)!r} (use d, h, m, s or ms, as in now-1h).",
+                param=param,
+            )
+        span = unit * float(match.group(2))
+        return now - span if match.group(1) == "-" else now + span
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        raise BeaconError(
+            "invalid_field",
+            f"Invalid value for `{param}`: use RFC 3339 with an offset (2026-11-21T10:00:00Z) "
+            "or a time relative to now (now-1h).",
+            param=param,
+        )
+    return parsed
+
+
+def time_range(start: str | None, end: str | None, now: datetime) -> tuple[datetime | None, datetime]:
+    """The range a query covers: no lower bound and `now` as the (exclusive) upper bound by default."""
+    lower = parse_bound(start, now, "start_time")
+    upper = parse_bound(end, now, "end_time") or now
+    if lower is not None and lower >= upper:
+        raise BeaconError("invalid_field", "`start_time` must be before `end_time`.", param="start_time")
+    return lower, upper

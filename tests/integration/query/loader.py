@@ -1,0 +1,48 @@
+"""Test-only event loader: writes events straight into the partitioned table, as ingest would store them.
+
+Kept apart from the ingest code (built elsewhere): creates the dataset row and the daily partitions with
+plain SQL, then COPYs the rows. Event dicts hold `_time` (datetime) and flat dot-path fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import asyncpg
+import orjson
+
+from app.settings import asyncpg_dsn
+
+
+async def ensure_partitions(conn: asyncpg.Connection, days: Iterable[datetime]) -> None:
+    for day in sorted({d.astimezone(UTC).date() for d in days}):
+        start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        end = start + timedelta(days=1)
+        await conn.execute(
+            f"CREATE TABLE IF NOT EXISTS events_p{start:%Y%m%d} PARTITION OF events "
+            f"FOR VALUES FROM ('{start.isoformat()}') TO ('{end.isoformat()}')"
+        )
+
+
+async def load_events(database_url: str, dataset: str, events: list[dict[str, Any]]) -> int:
+    """Store `events` in `dataset` (created if needed); returns the dataset id."""
+    conn = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        dataset_id = await conn.fetchval(
+            "INSERT INTO datasets (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name "
+            "RETURNING id",
+            dataset,
+        )
+        now = datetime.now(UTC)
+        rows = []
+        for event in events:
+            fields = dict(event)
+            time = fields.pop("_time")
+            rows.append((dataset_id, time, now, orjson.dumps(fields).decode()))
+        await ensure_partitions(conn, [r[1] for r in rows])
+        await conn.copy_records_to_table("events", records=rows, columns=["dataset_id", "time", "sys_time", "data"])
+        return int(dataset_id)
+    finally:
+        await conn.close()
