@@ -1,18 +1,38 @@
 """The adapter contract: one subclass of `Adapter` per destination type (built in, or from a plugin package).
 
-An adapter owns its type name, a typed `Config` (a msgspec Struct whose secret fields are marked `Secret`),
-the validation of that config, the secret-free `target` shown to users, and (see the delivery part below)
-how a message is rendered and sent. Adapters never raise the app's HTTP errors: a bad config is a
-`ConfigError` naming the offending key, which the notifier service turns into a 400 with `param`.
+An adapter owns:
+- `type` and a typed `Config` (a msgspec Struct whose secret fields are marked `Secret`);
+- `validate(raw) -> Config` (shape, then the `check` hook), `target(config)` (secret-free destination name) and
+  `destinations(config)` (user-supplied URLs for the private-network guard), all class methods;
+- per send, an instance built with its config and an `AdapterContext`:
+  `render(event) -> Message` (from the Jinja templates in `templates/<type>/`, nothing sent) and
+  `async send(message) -> DeliveryResult(ok, retryable, retry_after, status, detail)`.
+
+Adapters never raise the app's HTTP errors: a bad config is a `ConfigError` naming the key at fault (the
+notifier service turns it into a 400 with `param`), a failed send is a `DeliveryResult` that says whether it
+is worth retrying (only the delivery worker retries), and a template that fails raises `TemplateFailure`
+naming the template and line.
+
+The `Event` below is the one context every message is rendered from. Monitors fill it (kind, state, value,
+threshold, query, time range, group, link, …); `POST /v1/notifiers/{id}/test` sends the defaults
+(`kind="test"`); `POST /v1/notifiers/{id}/preview` accepts any subset of its fields.
 """
 
 from __future__ import annotations
 
 import builtins
+import hashlib
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Generic, TypeVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 import msgspec
+
+if TYPE_CHECKING:
+    from adapters.http import HttpSender
+    from adapters.templating import Templates
+    from app.settings import Settings
 
 # A config value that must never be shown: encrypted at rest, masked in reprs, never echoed by the API.
 Secret = Annotated[str, msgspec.Meta(extra={"secret": True})]
@@ -66,6 +86,112 @@ class AdapterConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 C = TypeVar("C", bound=AdapterConfig)
 
+EventKind = Literal["triggered", "resolved", "matched", "no_data", "error", "test"]
+MonitorState = Literal["ok", "alerting", "no_data", "error"]
+
+
+class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What happened: the context every message is rendered from (templates see it as `event`).
+
+    kind               triggered | resolved | matched | no_data | error | test
+    monitor_id         the monitor's id (`mon_…`); None for a test message
+    monitor_event_id   the monitor event (`mev_…`) this message reports; None for a test message
+    monitor_name       shown as the title
+    description        the monitor's description, if any
+    state              the monitor's state after the change: ok | alerting | no_data | error
+    value              the value the evaluation produced (threshold monitors), if any
+    threshold          the threshold it was compared with, and `operator` (above, above_or_equal, below, below_or_equal)
+    query              the monitor's query text
+    start_time         the evaluated time range (RFC 3339, UTC)
+    end_time
+    group              the group's field values when the monitor notifies by group ({} otherwise)
+    matches            sample matching events (match_event monitors), at most a handful
+    error              the evaluation error (kind error)
+    link               where to look (the monitor in Beacon); None when there is no page for it
+    time               when it happened (RFC 3339, UTC)
+    """
+
+    kind: EventKind = "test"
+    monitor_id: str | None = None
+    monitor_event_id: str | None = None
+    monitor_name: str = "Beacon test notification"
+    description: str | None = None
+    state: MonitorState = "ok"
+    value: float | None = None
+    threshold: float | None = None
+    operator: str | None = None
+    query: str = ""
+    start_time: str | None = None
+    end_time: str | None = None
+    group: dict[str, Any] = msgspec.field(default_factory=dict)
+    matches: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    error: str | None = None
+    link: str | None = None
+    time: str = ""
+
+    def incident_key(self) -> str:
+        """sha256(monitor id + group): one incident per monitor and group, so a resolve closes its trigger."""
+        group = msgspec.json.encode(dict(sorted(self.group.items()))).decode() if self.group else ""
+        basis = f"{self.monitor_id}{group}" if self.monitor_id else f"test:{self.monitor_event_id or self.time}"
+        return hashlib.sha256(basis.encode()).hexdigest()
+
+    @property
+    def webhook_type(self) -> str:
+        return {"test": "notifier.test", "resolved": "monitor.resolved", "matched": "monitor.matched"}.get(
+            self.kind, "monitor.triggered"
+        )
+
+
+class Message(msgspec.Struct, kw_only=True):
+    """What `render` produces and `send` transmits; the preview endpoint shows it (secrets masked).
+
+    `payload` is the JSON body of an HTTP adapter (for e-mail: subject, text, html, to); `action` and `meta`
+    let an adapter route within its destination (e.g. incident_b's "close" of alert `meta["alias"]`);
+    `headers` are extra, non-secret request headers.
+    """
+
+    payload: dict[str, Any]
+    action: str = "send"
+    meta: dict[str, str] = msgspec.field(default_factory=dict)
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class DeliveryResult(msgspec.Struct, kw_only=True, frozen=True):
+    """The outcome of one send. `retryable` says whether trying again later may help; `retry_after` is the
+    destination's own wish (seconds), `status` its response code, `detail` a short, secret-free explanation."""
+
+    ok: bool
+    retryable: bool = False
+    retry_after: float | None = None
+    status: int | None = None
+    detail: str = ""
+
+
+class TemplateFailure(Exception):
+    """A message template failed: nothing is sent. The message names the template and the line."""
+
+    def __init__(self, template: str, line: int | None, problem: str) -> None:
+        where = f"{template} line {line}" if line else template
+        super().__init__(f"template {where}: {problem}")
+        self.template = template
+        self.line = line
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class AdapterContext:
+    """What an adapter gets from the service for one send.
+
+    `message_id` is the delivery's id: the same on every retry (webhook-id, e-mail Message-ID), so receivers
+    can drop duplicates. `signing_secrets` are the notifier's current secret and those still in their
+    rotation overlap (current first).
+    """
+
+    settings: Settings
+    http: HttpSender
+    message_id: str
+    signing_secrets: tuple[str, ...] = field(default=(), repr=False)
+
 
 def _config_error(exc: msgspec.ValidationError) -> ConfigError:
     """msgspec's message names the key either as `field` in the text or as a `$.key[...]` path."""
@@ -117,3 +243,42 @@ class Adapter(Generic[C]):
     def destinations(cls, config: C) -> dict[str, str]:
         """User-supplied addresses to check against the private-network guard: config key -> URL."""
         return {}
+
+    @classmethod
+    def pacing_key(cls, config: C) -> str | None:
+        """Messages with the same key are sent at most one per `min_interval` seconds (across processes)."""
+        return None
+
+    min_interval: ClassVar[float] = 0.0
+    # Where this type's templates live; None: `templates/<type>/` of the project (a plugin points at its own).
+    templates_dir: ClassVar[Path | None] = None
+
+    # --- delivery ------------------------------------------------------------------------------------
+    def __init__(self, config: C, context: AdapterContext) -> None:
+        self.config = config
+        self.context = context
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.config!r})"
+
+    def secret_values(self) -> list[str]:
+        """Every secret this adapter holds: masked wherever text leaves it (errors, previews)."""
+        values = [getattr(self.config, name) for name in self.config.secret_fields()]
+        return [v for v in [*values, *self.context.signing_secrets] if isinstance(v, str) and v]
+
+    @property
+    def templates(self) -> Templates:
+        from adapters.templating import TEMPLATES_DIR, Templates
+
+        return Templates(self.templates_dir or TEMPLATES_DIR / self.type)
+
+    def template_context(self, event: Event) -> dict[str, Any]:
+        from adapters.context import template_context
+
+        return template_context(event, self.context.settings)
+
+    def render(self, event: Event) -> Message:
+        raise NotImplementedError
+
+    async def send(self, message: Message) -> DeliveryResult:
+        raise NotImplementedError

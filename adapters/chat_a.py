@@ -13,3 +13,4 @@ class ChatA(UrlAdapter[ChatAConfig]):
     type = "chat_a"
     Config = ChatAConfig
     description = "Chat service A (Slack-style incoming webhook)"
+    min_interval = 1.0  # the service accepts about one message per second per webhook URL

@@ -1,15 +1,24 @@
-"""`email`: a multipart (text + HTML) message through the SMTP relay of the settings (`BEACON_SMTP_*`)."""
+"""`email`: a multipart (text + HTML) message through the SMTP relay of the settings (`BEACON_SMTP_*`).
+
+The relay is the operator's own (often on localhost), so the private-network guard does not apply to it;
+recipients are the notifier's `addresses`.
+"""
 
 from __future__ import annotations
 
+import email.utils
+from email.message import EmailMessage
 from typing import Annotated
 
+import aiosmtplib
 import msgspec
 
-from adapters.base import Adapter, AdapterConfig
+from adapters.base import Adapter, AdapterConfig, DeliveryResult, Event, Message
 from adapters.checks import check_email
+from adapters.http import redact
 
 MAX_ADDRESSES = 50
+SMTP_TIMEOUT_SECONDS = 20.0
 
 
 class EmailConfig(AdapterConfig):
@@ -30,3 +39,71 @@ class Email(Adapter[EmailConfig]):
     def target(cls, config: EmailConfig) -> str:
         first, rest = config.addresses[0], len(config.addresses) - 1
         return f"{first} +{rest} more" if rest else first
+
+    def render(self, event: Event) -> Message:
+        context = self.template_context(event)
+        subject = " ".join(self.templates.text("subject.txt.j2", **context).split())  # never a header break
+        return Message(
+            payload={
+                "subject": subject,
+                "text": self.templates.text("body.txt.j2", **context),
+                "html": self.templates.text("body.html.j2", **context),
+                "to": list(self.config.addresses),
+            }
+        )
+
+    def build(self, message: Message) -> EmailMessage:
+        settings = self.context.settings
+        mail = EmailMessage()
+        mail["From"] = settings.smtp_from
+        mail["To"] = ", ".join(message.payload["to"])
+        mail["Subject"] = message.payload["subject"]
+        mail["Date"] = email.utils.formatdate(localtime=False)
+        domain = settings.smtp_from.rpartition("@")[2] or "beacon.local"
+        mail["Message-ID"] = f"<{self.context.message_id}@{domain}>"  # the same on every retry
+        mail.set_content(message.payload["text"])
+        mail.add_alternative(message.payload["html"], subtype="html")
+        return mail
+
+    async def send(self, message: Message) -> DeliveryResult:
+        settings = self.context.settings
+        if not settings.smtp_host:
+            return DeliveryResult(ok=False, retryable=False, detail="e-mail is not configured: set BEACON_SMTP_HOST")
+        secrets = [*self.secret_values(), settings.smtp_password or ""]
+        try:
+            await aiosmtplib.send(
+                self.build(message),
+                hostname=settings.smtp_host,
+                port=settings.smtp_port,
+                username=settings.smtp_username,
+                password=settings.smtp_password,
+                start_tls=settings.smtp_starttls,
+                use_tls=False,
+                timeout=SMTP_TIMEOUT_SECONDS,
+            )
+        except aiosmtplib.SMTPRecipientsRefused as exc:
+            codes = [r.code for r in exc.recipients]
+            retryable = bool(codes) and all(400 <= c < 500 for c in codes)
+            return DeliveryResult(
+                ok=False,
+                retryable=retryable,
+                status=codes[0] if codes else None,
+                detail=redact(f"SMTP: {exc}", secrets),
+            )
+        except aiosmtplib.SMTPResponseException as exc:
+            # 4xx replies are transient by definition; 5xx are permanent.
+            return DeliveryResult(
+                ok=False,
+                retryable=400 <= exc.code < 500,
+                status=exc.code,
+                detail=redact(f"SMTP {exc.code}: {exc.message}", secrets),
+            )
+        except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+            return DeliveryResult(
+                ok=False, retryable=True, detail=redact(f"SMTP network error: {type(exc).__name__}: {exc}", secrets)
+            )
+        return DeliveryResult(
+            ok=True,
+            status=250,
+            detail=f"accepted by {settings.smtp_host} for {len(message.payload['to'])} recipient(s)",
+        )

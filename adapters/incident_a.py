@@ -1,8 +1,12 @@
-"""`incident_a`: Incident paging A (PagerDuty-style Events API v2)."""
+"""`incident_a`: Incident paging A (PagerDuty-style Events API v2): trigger and resolve share one `dedup_key`."""
 
 from __future__ import annotations
 
+from adapters.base import DeliveryResult, Event, Message
 from adapters.incident import IncidentAdapter, IncidentConfig
+from adapters.templating import truncate_chars
+
+SUMMARY_LIMIT = 1024
 
 
 class IncidentAConfig(IncidentConfig):
@@ -13,3 +17,14 @@ class IncidentA(IncidentAdapter[IncidentAConfig]):
     type = "incident_a"
     Config = IncidentAConfig
     description = "Incident paging A (PagerDuty-style Events API v2)"
+
+    def render(self, event: Event) -> Message:
+        name = "resolve.json.j2" if event.kind == "resolved" else "trigger.json.j2"
+        payload = self.templates.json(name, routing_key=self.config.integration_key, **self.template_context(event))
+        if isinstance(payload.get("payload"), dict) and isinstance(payload["payload"].get("summary"), str):
+            payload["payload"]["summary"] = truncate_chars(payload["payload"]["summary"], SUMMARY_LIMIT)
+        return Message(payload=payload, action=str(payload.get("event_action", "trigger")))
+
+    async def send(self, message: Message) -> DeliveryResult:
+        url = f"{self.context.settings.incident_a_url}/v2/enqueue"
+        return await self.context.http.post_json(url, message.payload, secrets=self.secret_values())

@@ -1,8 +1,14 @@
-"""`incident_b`: Incident paging B (Opsgenie-style alerts API)."""
+"""`incident_b`: Incident paging B (Opsgenie-style alerts API): create with `alias`, close by alias."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
+from adapters.base import DeliveryResult, Event, Message
 from adapters.incident import IncidentAdapter, IncidentConfig
+from adapters.templating import truncate_chars
+
+LIMITS = {"message": 130, "alias": 512, "description": 15000, "entity": 512}
 
 
 class IncidentBConfig(IncidentConfig):
@@ -13,3 +19,30 @@ class IncidentB(IncidentAdapter[IncidentBConfig]):
     type = "incident_b"
     Config = IncidentBConfig
     description = "Incident paging B (Opsgenie-style alerts API)"
+
+    def render(self, event: Event) -> Message:
+        context = self.template_context(event)
+        if event.kind == "resolved":
+            payload = self.templates.json("close.json.j2", **context)
+            return Message(payload=payload, action="close", meta={"alias": context["incident_key"]})
+        payload = self.templates.json("create.json.j2", **context)
+        for key, limit in LIMITS.items():
+            if isinstance(payload.get(key), str):
+                payload[key] = truncate_chars(payload[key], limit)
+        return Message(payload=payload, action="create")
+
+    async def send(self, message: Message) -> DeliveryResult:
+        base = self.context.settings.incident_b_url
+        headers = {"Authorization": f"GenieKey {self.config.integration_key}"}
+        if message.action == "close":
+            alias = quote(message.meta["alias"], safe="")
+            return await self.context.http.post_json(
+                f"{base}/v2/alerts/{alias}/close",
+                message.payload,
+                headers=headers,
+                params={"identifierType": "alias"},
+                secrets=self.secret_values(),
+            )
+        return await self.context.http.post_json(
+            f"{base}/v2/alerts", message.payload, headers=headers, secrets=self.secret_values()
+        )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+import hashlib
+from typing import ClassVar, TypeVar
 
-from adapters.base import Adapter, AdapterConfig, Secret
+from adapters.base import Adapter, AdapterConfig, DeliveryResult, Event, Message, Secret
 from adapters.checks import check_http_url, url_target
 
 
@@ -16,6 +17,9 @@ U = TypeVar("U", bound=UrlConfig)
 
 
 class UrlAdapter(Adapter[U]):
+    template: ClassVar[str] = "message.json.j2"
+    query_params: ClassVar[dict[str, str]] = {}
+
     @classmethod
     def check(cls, config: U) -> None:
         check_http_url(config.url, "url")
@@ -27,3 +31,20 @@ class UrlAdapter(Adapter[U]):
     @classmethod
     def destinations(cls, config: U) -> dict[str, str]:
         return {"url": config.url}
+
+    @classmethod
+    def pacing_key(cls, config: U) -> str | None:
+        # A hash: the URL is a secret and the key is stored in plain text.
+        return f"{cls.type}:" + hashlib.sha256(config.url.encode()).hexdigest() if cls.min_interval else None
+
+    def render(self, event: Event) -> Message:
+        return Message(payload=self.templates.json(self.template, **self.template_context(event)))
+
+    async def send(self, message: Message) -> DeliveryResult:
+        return await self.context.http.post_json(
+            self.config.url,
+            message.payload,
+            headers=message.headers,
+            params=self.query_params or None,
+            secrets=self.secret_values(),
+        )

@@ -12,24 +12,24 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
-from adapters.guard import DestinationGuard
-from adapters.registry import AdapterRegistry
+from adapters.http import HttpSender
 from app.annotations.controllers import AnnotationController
 from app.auth import AuthMiddleware
 from app.datasets.controllers import DatasetController
 from app.db.embedded import with_database
 from app.db.engine import make_engine, make_sessionmaker
+from app.deliveries.controllers import DeliveryController, NotifierDeliveryController
+from app.deliveries.sending import DeliveryEnv
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
 from app.ingest.controllers import ingest
 from app.notifiers.controllers import NotifierController
-from app.notifiers.service import NotifierEnv
+from app.notifiers.service import build_notifier_env
 from app.pagination import CursorCodec
 from app.query.controllers import QueryController
 from app.ratelimit import RateLimiter
 from app.request_ids import add_response_headers
 from app.scheduler import start_scheduler
-from app.secretbox import SecretBox
 from app.settings import Settings
 from app.system.controllers import error_docs, healthz, readyz
 from app.tokens.controllers import TokenController
@@ -48,6 +48,8 @@ def route_handlers() -> list[ControllerRouterHandler]:
         ingest,
         DatasetController,
         QueryController,
+        NotifierDeliveryController,
+        DeliveryController,
     ]
 
 
@@ -60,12 +62,15 @@ def create_app(settings: Settings) -> Litestar:
         engine = make_engine(settings.database_url or "")
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine)
+        http = HttpSender(app.state.notifier_env.guard, timeout=settings.http_timeout_seconds)
+        app.state.delivery_env = DeliveryEnv(settings, app.state.notifier_env, http, app.state.sessionmaker)
         scheduler = start_scheduler(app, settings) if settings.run_scheduler else None
         try:
             yield
         finally:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
+            await http.aclose()
             await engine.dispose()
 
     app = Litestar(
@@ -92,11 +97,7 @@ def create_app(settings: Settings) -> Litestar:
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
     app.state.cursor_codec = CursorCodec(settings.secret_key)
-    app.state.notifier_env = NotifierEnv(
-        registry=AdapterRegistry.discover(),
-        box=SecretBox(settings.secret_key),
-        guard=DestinationGuard(allow_private=settings.allow_private_destinations),
-    )
+    app.state.notifier_env = build_notifier_env(settings)
     return app
 
 

@@ -87,6 +87,9 @@ ERRORS: dict[str, ErrorKind] = {
         429, "rate_limit_error", "Too many requests for this token; wait `Retry-After` seconds."
     ),
     "internal_error": ErrorKind(500, "api_error", "Something went wrong on our side; the request id helps us find it."),
+    "template_error": ErrorKind(
+        500, "api_error", "A message template failed to render; the message names the template and the line."
+    ),
     "service_unavailable": ErrorKind(503, "api_error", "The database is unreachable; retry after `Retry-After`."),
 }
 

@@ -20,7 +20,6 @@ from litestar.params import Parameter
 from sqlalchemy import Select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
-from sqlalchemy.sql.elements import ColumnElement
 
 from app.errors import BeaconError
 
@@ -121,13 +120,12 @@ async def paginate(
     *,
     codec: CursorCodec,
     scope: str,
-    keys: Sequence[ColumnElement[Any] | InstrumentedAttribute[Any]],
-    key_of: Callable[[Any], Sequence[Any]],
+    keys: Sequence[InstrumentedAttribute[Any]],
     render: Callable[[Any], R],
     limit: int | None,
     cursor: str | None,
 ) -> ListEnvelope[R]:
-    """One page of `stmt` (whose rows are ORM objects), newest first by `keys` (all descending)."""
+    """One page of `stmt` (whose rows are ORM objects), newest first by `keys` (mapped columns, all descending)."""
     size = check_limit(limit)
     if cursor:
         after = codec.decode(scope, cursor)
@@ -138,5 +136,5 @@ async def paginate(
     rows = list((await session.execute(stmt)).scalars())
     has_more = len(rows) > size
     rows = rows[:size]
-    next_cursor = codec.encode(scope, key_of(rows[-1])) if has_more and rows else None
+    next_cursor = codec.encode(scope, [getattr(rows[-1], k.key) for k in keys]) if has_more and rows else None
     return ListEnvelope(data=[render(r) for r in rows], has_more=has_more, next_cursor=next_cursor)

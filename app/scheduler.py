@@ -43,9 +43,17 @@ async def _retention(app: Litestar) -> None:
         )
 
 
+async def _deliveries(app: Litestar) -> None:
+    from app.deliveries.worker import deliver_due
+
+    await deliver_due(app.state)
+
+
 def job_specs() -> list[JobSpec]:
     return [
         JobSpec("retention", _retention, lambda s: s.retention_interval_seconds),
+        # One tick at a time per process; the worker's lanes give the concurrency.
+        JobSpec("deliveries", _deliveries, lambda s: s.delivery_poll_seconds),
     ]
 
 

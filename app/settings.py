@@ -73,6 +73,12 @@ class Settings:
     retention_interval_seconds: float = 3600.0
     query_timeout_seconds: float = 30.0  # statement timeout of POST /v1/query and /v1/export
     query_max_rows: int = 50_000  # server maximum of the rows one POST /v1/query returns
+    # Deliveries: the worker's poll interval, the retry budget and backoff, the timeout of one HTTP send.
+    delivery_poll_seconds: float = 2.0
+    delivery_max_attempts: int = 10
+    delivery_backoff_seconds: float = 2.0
+    delivery_backoff_max_seconds: float = 600.0
+    http_timeout_seconds: float = 10.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -135,6 +141,11 @@ class Settings:
             retention_interval_seconds=float(get_int("RETENTION_INTERVAL_SECONDS", 3600)),
             query_timeout_seconds=get_float("QUERY_TIMEOUT_SECONDS", cls.query_timeout_seconds),
             query_max_rows=get_int("QUERY_MAX_ROWS", cls.query_max_rows),
+            delivery_poll_seconds=get_float("DELIVERY_POLL_SECONDS", cls.delivery_poll_seconds),
+            delivery_max_attempts=get_int("DELIVERY_MAX_ATTEMPTS", cls.delivery_max_attempts),
+            delivery_backoff_seconds=get_float("DELIVERY_BACKOFF_SECONDS", cls.delivery_backoff_seconds),
+            delivery_backoff_max_seconds=get_float("DELIVERY_BACKOFF_MAX_SECONDS", cls.delivery_backoff_max_seconds),
+            http_timeout_seconds=get_float("HTTP_TIMEOUT_SECONDS", cls.http_timeout_seconds),
         )
 
     @property

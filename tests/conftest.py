@@ -31,6 +31,7 @@ from app.db.migrate import upgrade
 from app.settings import Settings, asyncpg_dsn, normalize_database_url
 from app.tokens.service import create_token
 from tests.offline_dns import use_offline_dns
+from tests.receivers import Sink
 
 T = TypeVar("T")
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -177,6 +178,29 @@ def redis_url() -> str:
             pytest.fail(f"{message}; under CI=true Redis-backed tests must run")
         pytest.skip(message)
     return url
+
+
+@pytest.fixture(scope="session")
+def httpserver_listen_address() -> tuple[str, int]:
+    """pytest-httpserver on 127.0.0.1 (a free port): notification receivers stay on loopback."""
+    return ("127.0.0.1", 0)
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Any, Sink]]:
+    """A real SMTP server (aiosmtpd) on 127.0.0.1 keeping every message it accepts."""
+    from aiosmtpd.controller import Controller
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sink = Sink()
+    controller = Controller(sink, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield controller, sink
+    finally:
+        controller.stop()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

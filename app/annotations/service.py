@@ -143,7 +143,6 @@ async def list_annotations(
         codec=codec,
         scope=scope,
         keys=(Annotation.time, Annotation.id),
-        key_of=lambda a: (a.time, a.id),
         render=to_out,
         limit=limit,
         cursor=cursor,

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Request, post
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -31,6 +33,24 @@ TimestampFormat = Annotated[
 ]
 
 
+@dataclass
+class IngestOperation(Operation):
+    """The OpenAPI operation, with the body described by hand: the handler reads the raw stream itself."""
+
+    def __post_init__(self) -> None:
+        self.request_body = RequestBody(
+            required=True,
+            description="Events: a JSON array of objects, or NDJSON (one object per line); optionally gzip "
+            "(`Content-Encoding: gzip`). At most 10 MB as sent, 100 MB decompressed, 1 MB per event.",
+            content={
+                "application/json": OpenAPIMediaType(
+                    schema=Schema(type=OpenAPIType.ARRAY, items=Schema(type=OpenAPIType.OBJECT), max_items=10_000)
+                ),
+                "application/x-ndjson": OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING)),
+            },
+        )
+
+
 def _limits(request: Request[Any, Any, Any]) -> IngestLimits:
     settings = request.app.state.settings
     return IngestLimits(max_decompressed_bytes=settings.ingest_max_decompressed_bytes)
@@ -51,6 +71,7 @@ def _caches(request: Request[Any, Any, Any]) -> service.IngestCaches:
     tags=["ingest"],
     # The size caps are ours (bodies.py), so that the 413 message states the body's size and the limit.
     request_max_body_size=sys.maxsize,
+    operation_class=IngestOperation,
     summary="Ingest events (JSON array or NDJSON, optionally gzip)",
 )
 async def ingest(

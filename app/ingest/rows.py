@@ -66,10 +66,11 @@ class RowBuilder:
         self.rows = 0  # rows in the current chunk
         self.chunk_bytes = 0
         self.chunk_days: set[int] = set()
-        self._parts: list[bytes] = []
+        self._buf = bytearray(copyfmt.HEADER)  # binary COPY data of the current chunk
         self._decode = msgspec.json.Decoder().decode
         # For `add`: False once the caller has checked that the whole body holds no `\\u0000` escape.
         self.body_may_hold_nul = True
+        self._nested = False  # seen an event with a nested object in this request
 
     # --- failures ----------------------------------------------------------------------------------------
 
@@ -135,12 +136,13 @@ class RowBuilder:
         fail = self.fail
         add_shape = self.shapes.add
         add_day = self.chunk_days.add
-        append = self._parts.append
+        buf = self._buf
         pack = copyfmt.ROW_PACK
         dataset_id = self.dataset_id
         sys_time = arrival - copyfmt.PG_EPOCH_OFFSET_US
         offset = copyfmt.PG_EPOCH_OFFSET_US
         index = self.index
+        nested = self._nested
         rows = 0
         size = 0
         try:
@@ -165,8 +167,10 @@ class RowBuilder:
                     fail(this, "event is not a JSON object")
                     continue
                 raw_time = event.pop(field, _MISSING)
-                types = tuple(map(type, event.values()))
-                if dict in types:
+                # Once a request has shown nested events, later ones are flattened without looking first (a
+                # flat event comes out as it went in); until then, a look at the value types decides.
+                if nested or dict in (types := tuple(map(type, event.values()))):
+                    nested = True
                     try:
                         event = flatten(event)
                     except TooDeep as exc:
@@ -192,22 +196,23 @@ class RowBuilder:
                     continue
                 add_shape((tuple(event), types))
                 add_day(time_us // DAY_US)
-                append(pack(4, 4, dataset_id, 8, time_us - offset, 8, sys_time, len(data) + 1, 1))
-                append(data)
+                buf += pack(4, 4, dataset_id, 8, time_us - offset, 8, sys_time, len(data) + 1, 1)
+                buf += data
                 rows += 1
                 size += len(data)
         finally:
+            self._nested = nested
             self.index = index
             self.rows += rows
             self.chunk_bytes += size
 
     # --- output ------------------------------------------------------------------------------------------
 
-    def take_chunk(self) -> tuple[bytes, set[int], int]:
+    def take_chunk(self) -> tuple[bytearray, set[int], int]:
         """(binary COPY payload, days it touches, row count) of the rows added since the last call."""
-        payload = b"".join([copyfmt.HEADER, *self._parts, copyfmt.TRAILER])
-        result = (payload, self.chunk_days, self.rows)
-        self._parts = []
+        self._buf += copyfmt.TRAILER
+        result = (self._buf, self.chunk_days, self.rows)
+        self._buf = bytearray(copyfmt.HEADER)
         self.chunk_days = set()
         self.rows = 0
         self.chunk_bytes = 0

@@ -77,7 +77,7 @@ class _ChunkWriter:
         self.blocks = 0
         self.rows = 0
 
-    async def write(self, payload: bytes, days: set[int], rows: int) -> None:
+    async def write(self, payload: bytearray, days: set[int], rows: int) -> None:
         if not rows:
             return
         await self._caches.partitions.ensure(self._dsn, days)
@@ -94,7 +94,7 @@ class _ChunkWriter:
         self.blocks += 1
         self.rows += rows
 
-    async def _copy(self, payload: bytes) -> None:
+    async def _copy(self, payload: bytearray) -> None:
         await self._conn.copy_to_table(
             "events", source=memoryview(payload), columns=list(copyfmt.COLUMNS), format="binary"
         )

@@ -97,7 +97,7 @@ _fromisoformat = datetime.fromisoformat
 def _default_reader(value: Any) -> int:
     kind = type(value)
     if kind is str:
-        if value[4:5] == "-":  # the common case, RFC 3339, straight to the C parser
+        if len(value) > 9 and value[4] == "-":  # the common case, RFC 3339, straight to the C parser
             try:
                 parsed = _fromisoformat(value)
             except ValueError:

@@ -21,6 +21,7 @@ from app.notifiers.schemas import NotifierCreate, NotifierOut, NotifierUpdate, N
 from app.pagination import CursorCodec, ListEnvelope, paginate
 from app.request_ids import new_id
 from app.secretbox import SecretBox
+from app.settings import Settings
 from app.timefmt import iso_ms, iso_ms_or_none, utcnow
 from app.timeparams import to_ms
 
@@ -34,6 +35,15 @@ class NotifierEnv:
     registry: AdapterRegistry
     box: SecretBox
     guard: DestinationGuard
+
+
+def build_notifier_env(settings: Settings) -> NotifierEnv:
+    assert settings.secret_key
+    return NotifierEnv(
+        registry=AdapterRegistry.discover(),
+        box=SecretBox(settings.secret_key),
+        guard=DestinationGuard(allow_private=settings.allow_private_destinations),
+    )
 
 
 class PreviousSecret(msgspec.Struct):
@@ -152,7 +162,6 @@ async def list_notifiers(
         codec=codec,
         scope=f"notifiers:{msgspec.json.encode([type_]).decode()}",
         keys=(Notifier.created_at, Notifier.id),
-        key_of=lambda n: (n.created_at, n.id),
         render=to_out,
         limit=limit,
         cursor=cursor,

@@ -107,7 +107,6 @@ async def list_tokens(
         codec=codec,
         scope="tokens",
         keys=(Token.created_at, Token.id),
-        key_of=lambda t: (t.created_at, t.id),
         render=to_out,
         limit=limit,
         cursor=cursor,

@@ -48,3 +48,29 @@ def test_config_error_names_the_key():
     with pytest.raises(ConfigError) as info:
         Email.validate(["a@example.com"])
     assert info.value.param == "config"
+
+
+def test_settings_read_the_notification_variables():
+    from app.settings import Settings
+
+    s = Settings.from_env(
+        {
+            "BEACON_INCIDENT_A_URL": "http://127.0.0.1:9000/",
+            "BEACON_INCIDENT_B_URL": "http://127.0.0.1:9001",
+            "BEACON_SMTP_HOST": "mail.local",
+            "BEACON_SMTP_PORT": "2525",
+            "BEACON_SMTP_USERNAME": "u",
+            "BEACON_SMTP_PASSWORD": "hunter2",
+            "BEACON_SMTP_STARTTLS": "false",
+            "BEACON_SMTP_FROM": "alerts@example.com",
+            "BEACON_DELIVERY_POLL_SECONDS": "0.5",
+            "BEACON_DELIVERY_MAX_ATTEMPTS": "3",
+            "BEACON_SECRET_KEY": "sk-very-secret",
+        }
+    )
+    assert s.incident_a_url == "http://127.0.0.1:9000" and s.incident_b_url == "http://127.0.0.1:9001"
+    assert (s.smtp_host, s.smtp_port, s.smtp_username, s.smtp_starttls) == ("mail.local", 2525, "u", False)
+    assert s.smtp_from == "alerts@example.com" and s.delivery_poll_seconds == 0.5 and s.delivery_max_attempts == 3
+    assert "hunter2" not in repr(s) and "sk-very-secret" not in repr(s)
+    with pytest.raises(ValueError, match="BEACON_DELIVERY_POLL_SECONDS"):
+        Settings.from_env({"BEACON_DELIVERY_POLL_SECONDS": "soon"})

@@ -30,3 +30,11 @@ async def test_bad_dataset_name(client, auth):
         assert_error(
             await post_events(client, auth, name, ndjson([{"a": 1}])), 400, "invalid_parameter", param="dataset"
         )
+
+
+async def test_openapi_describes_the_ingest_body(client):
+    doc = (await client.get("/schema/openapi.json")).json()
+    operation = doc["paths"]["/v1/ingest/{dataset}"]["post"]
+    assert set(operation["requestBody"]["content"]) == {"application/json", "application/x-ndjson"}
+    assert {p["name"] for p in operation["parameters"]} == {"dataset", "timestamp-field", "timestamp-format"}
+    assert "/v1/datasets/{name}/fields" in doc["paths"]

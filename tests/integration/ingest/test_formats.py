@@ -147,6 +147,8 @@ async def test_named_layout_and_nested_timestamp_field(client, auth, db):
 async def test_bad_layout_is_a_parameter_error(client, auth, db):
     r = await post_events(client, auth, "web", ndjson([{"a": 1}]), params={"timestamp-format": "yyyy-MM-dd"})
     assert_error(r, 400, "invalid_parameter", param="timestamp-format")
+    r = await post_events(client, auth, "web", ndjson([{"a": 1}]), params={"timestamp-field": ""})
+    assert_error(r, 400, "invalid_parameter", param="timestamp-field")
     assert await stored(db) == []
 
 

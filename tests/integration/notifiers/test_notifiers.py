@@ -196,5 +196,14 @@ async def test_openapi_describes_the_routes(client):
     doc = (await client.get("/schema/openapi.json")).json()
     for path in ("/v1/notifiers", "/v1/notifiers/{notifier_id}", "/v1/notifiers/{notifier_id}/rotate-secret"):
         assert path in doc["paths"], path
-    for path in ("/v1/annotations", "/v1/annotations/{annotation_id}"):
+    for path in (
+        "/v1/notifiers/{notifier_id}/test",
+        "/v1/notifiers/{notifier_id}/preview",
+        "/v1/notifiers/{notifier_id}/deliveries",
+        "/v1/deliveries",
+        "/v1/deliveries/{delivery_id}",
+        "/v1/deliveries/{delivery_id}/retry",
+        "/v1/annotations",
+        "/v1/annotations/{annotation_id}",
+    ):
         assert path in doc["paths"], path

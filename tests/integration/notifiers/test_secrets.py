@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -64,6 +65,7 @@ async def test_signing_secret_is_shown_once_and_never_again(client, auth):
                 json={"name": "x", "type": "webhook", "config": {"url": URL, "signing_secret": "whsec_" + URL_SECRET}},
             ),
         ]
+        logging.getLogger("beacon").warning("canary")
     assert [r.status_code for r in seen] == [200, 200, 200, 200, 400, 400, 400, 400]
     for response in seen:
         assert secret not in response.text
@@ -71,7 +73,7 @@ async def test_signing_secret_is_shown_once_and_never_again(client, auth):
         assert "signing_secret" not in response.json() or response.status_code == 400
     assert seen[0].json()["target"] == "hooks.example.com/…/QQ77"
     text_of_logs = "\n".join(logs)
-    assert logs, "the requests were logged"  # the check below looks at real log output
+    assert any("canary" in line for line in logs), "the capture works"  # so the check below can fail
     for value in (secret, URL_SECRET, KEY):
         assert value not in text_of_logs
 

@@ -1,0 +1,68 @@
+"""The variables every message template sees: the `event`, plus values derived from it once for all types."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from adapters.base import Event
+from adapters.templating import number
+
+if TYPE_CHECKING:
+    from app.settings import Settings
+
+OPERATOR_WORDS = {
+    "above": "above",
+    "above_or_equal": "at or above",
+    "below": "below",
+    "below_or_equal": "at or below",
+}
+# (hex for chat_a/chat_c, integer for chat_b) by kind.
+COLOURS = {
+    "triggered": "#D0021B",
+    "error": "#D0021B",
+    "resolved": "#2EB67D",
+    "matched": "#F5A623",
+    "no_data": "#F5A623",
+    "test": "#4A90E2",
+}
+SEVERITY = {"triggered": "critical", "error": "error", "no_data": "warning", "matched": "warning", "resolved": "info"}
+PRIORITY = {"triggered": "P2", "error": "P3", "no_data": "P3", "matched": "P3", "resolved": "P5"}
+
+
+def facts(event: Event) -> list[dict[str, str]]:
+    """Label/value pairs shown as fields by the chat and e-mail templates (only those that apply)."""
+    rows: list[tuple[str, str]] = [("State", event.state)]
+    if event.value is not None:
+        rows.append(("Value", number(event.value)))
+    if event.threshold is not None:
+        words = OPERATOR_WORDS.get(event.operator or "", event.operator or "")
+        rows.append(("Threshold", f"{words} {number(event.threshold)}".strip()))
+    if event.group:
+        rows.append(("Group", ", ".join(f"{k}={v}" for k, v in event.group.items())))
+    if event.start_time and event.end_time:
+        rows.append(("Range", f"{event.start_time} – {event.end_time}"))
+    if event.kind == "matched":
+        rows.append(("Matches", str(len(event.matches))))
+    if event.error:
+        rows.append(("Error", event.error))
+    if event.query:
+        rows.append(("Query", event.query))
+    return [{"name": k, "value": v} for k, v in rows]
+
+
+def template_context(event: Event, settings: Settings) -> dict[str, Any]:
+    colour = COLOURS.get(event.kind, "#4A90E2")
+    return {
+        "event": msgspec.to_builtins(event),
+        "facts": facts(event),
+        "operator_words": OPERATOR_WORDS.get(event.operator or "", event.operator or ""),
+        "colour_hex": colour,
+        "colour_int": int(colour[1:], 16),
+        "severity": SEVERITY.get(event.kind, "info"),
+        "priority": PRIORITY.get(event.kind, "P5"),
+        "incident_key": event.incident_key(),
+        "webhook_type": event.webhook_type,
+        "base_url": settings.base_url,
+    }

@@ -1,0 +1,123 @@
+"""Message templates: a sandboxed Jinja environment per adapter, `StrictUndefined`, HTML autoescaped.
+
+JSON payloads are written as JSON templates in which every value goes through the `json` filter, so a title
+with quotes, newlines or `{{` can never break the payload; the output is parsed, and a template that does not
+produce valid JSON fails with its name and line. Any failure raises `TemplateFailure`: nothing half-rendered is
+ever sent.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from markupsafe import Markup
+
+from adapters.base import TemplateFailure
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+SHARED_DIR = TEMPLATES_DIR / "_shared"
+
+
+def to_json(value: Any) -> Markup:
+    # Markup: already safe text for the template; json.dumps escapes quotes, newlines and control characters.
+    return Markup(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def truncate_chars(value: Any, limit: int, end: str = "…") -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= limit else text[: max(limit - len(end), 0)] + end
+
+
+def plain(value: Any) -> str:
+    """Text, never markup: the shared macros produce plain text, which an HTML template must escape."""
+    return str.__str__(str(value))
+
+
+def oneline(value: Any) -> str:
+    return " ".join(str(value).split())
+
+
+def mrkdwn(value: Any) -> str:
+    """Escape for chat_a's mrkdwn: `&`, `<`, `>` would otherwise start entities, links and mentions."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def number(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _autoescape(name: str | None) -> bool:
+    return name is not None and ".html" in name
+
+
+@cache
+def _environment(dirs: tuple[str, ...]) -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        loader=FileSystemLoader(list(dirs)),
+        undefined=StrictUndefined,
+        autoescape=_autoescape,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters.update(
+        json=to_json, truncate_chars=truncate_chars, oneline=oneline, mrkdwn=mrkdwn, number=number, plain=plain
+    )
+    return env
+
+
+def _failure_from(exc: Exception, fallback: str) -> TemplateFailure:
+    if isinstance(exc, TemplateSyntaxError):
+        return TemplateFailure(exc.name or fallback, exc.lineno, exc.message or str(exc))
+    # Jinja rewrites tracebacks so that template frames carry the template's file name and line.
+    name, line = fallback, None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename.endswith(".j2"):
+            name, line = _short_name(frame.filename), frame.lineno
+    return TemplateFailure(name, line, str(exc) or type(exc).__name__)
+
+
+def _short_name(filename: str) -> str:
+    path = Path(filename)
+    try:
+        return str(path.relative_to(TEMPLATES_DIR))
+    except ValueError:
+        return path.name
+
+
+class Templates:
+    """The templates of one adapter: its own directory first, then the shared macros."""
+
+    def __init__(self, directory: Path, shared: Sequence[Path] = (SHARED_DIR,)) -> None:
+        self.directory = directory
+        self._env = _environment(tuple(str(d) for d in (directory, *shared)))
+
+    def _label(self, name: str) -> str:
+        return _short_name(str(self.directory / name))
+
+    def text(self, name: str, **context: Any) -> str:
+        try:
+            return self._env.get_template(name).render(**context)
+        except (TemplateError, TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise _failure_from(exc, self._label(name)) from None
+
+    def json(self, name: str, **context: Any) -> dict[str, Any]:
+        rendered = self.text(name, **context)
+        try:
+            value = json.loads(rendered)
+        except json.JSONDecodeError as exc:
+            raise TemplateFailure(self._label(name), exc.lineno, f"output is not valid JSON: {exc.msg}") from None
+        if not isinstance(value, dict):
+            raise TemplateFailure(self._label(name), None, "output must be a JSON object")
+        return value

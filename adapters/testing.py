@@ -1,0 +1,266 @@
+"""A small kit to check an adapter (built in or from a plugin) against the contract.
+
+    from adapters import testing as kit
+
+    kit.check_config(MyAdapter, valid={...}, invalid={"url": {...}})      # ConfigError names the key
+    kit.check_render(kit.adapter(MyAdapter, {...}))                         # every event kind, hostile text
+    await kit.check_retry_classification(MyAdapter, lambda base: {"url": base + "/hook"})
+
+The retry check runs the adapter against a real HTTP server on 127.0.0.1 that answers 2xx, 4xx, 408, 429 with
+`Retry-After`, 5xx, and against a closed port; that server echoes what it received in its error bodies, so the
+check also proves no secret leaks into a `DeliveryResult.detail`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import msgspec
+
+from adapters.base import Adapter, AdapterContext, ConfigError, DeliveryResult, Event, Message
+from adapters.guard import DestinationGuard
+from adapters.http import HttpSender
+from app.settings import Settings
+
+HOSTILE_TEXT = "Quote \" apostrophe ' back\\slash\nnew line\ttab {{ 7*7 }} {% if %} <script>alert(1)</script> & ünï 🚨"
+
+
+def sample_events() -> dict[str, Event]:
+    """One event of each kind, as monitors fill them."""
+    base = Event(
+        kind="triggered",
+        monitor_id="mon_0123456789abcdef",
+        monitor_event_id="mev_0123456789abcdef",
+        monitor_name="API 5xx rate",
+        description="Too many server errors on the public API.",
+        state="alerting",
+        value=12.5,
+        threshold=10.0,
+        operator="above",
+        query="['web-logs'] | where status >= 500 | summarize count() by bin(_time, 1m)",
+        start_time="2026-11-21T08:00:00.000Z",
+        end_time="2026-11-21T08:05:00.000Z",
+        group={"service": "api"},
+        link="https://beacon.example.com/monitors/mon_0123456789abcdef",
+        time="2026-11-21T08:05:00.123Z",
+    )
+    return {
+        "triggered": base,
+        "resolved": replace_event(base, kind="resolved", state="ok", value=3.0),
+        "matched": replace_event(
+            base, kind="matched", state="ok", value=None, threshold=None, operator=None, matches=[{"status": 503}]
+        ),
+        "no_data": replace_event(base, kind="no_data", state="no_data", value=None),
+        "error": replace_event(base, kind="error", state="error", value=None, error="query timed out"),
+        "test": Event(kind="test", time="2026-11-21T08:05:00.123Z", link="https://beacon.example.com"),
+    }
+
+
+def replace_event(event: Event, **changes: Any) -> Event:
+    return msgspec.structs.replace(event, **changes)
+
+
+def hostile_event() -> Event:
+    return replace_event(
+        sample_events()["triggered"],
+        monitor_name=HOSTILE_TEXT,
+        description=HOSTILE_TEXT,
+        query=HOSTILE_TEXT,
+        group={"service": HOSTILE_TEXT},
+    )
+
+
+def context(
+    settings: Settings | None = None, *, message_id: str = "dlv_kit", signing_secrets: tuple[str, ...] = ()
+) -> AdapterContext:
+    """A context for tests: loopback destinations allowed (the kit's servers run there)."""
+    settings = settings or Settings(allow_private_destinations=True)
+    return AdapterContext(
+        settings=settings,
+        http=HttpSender(DestinationGuard(allow_private=True), timeout=5.0),
+        message_id=message_id,
+        signing_secrets=signing_secrets,
+    )
+
+
+def adapter(
+    adapter_cls: type[Adapter[Any]], config: Mapping[str, Any], ctx: AdapterContext | None = None
+) -> Adapter[Any]:
+    return adapter_cls(adapter_cls.validate(config), ctx or context())
+
+
+# --- config --------------------------------------------------------------------------------------------------
+def check_config(
+    adapter_cls: type[Adapter[Any]], *, valid: Mapping[str, Any], invalid: Mapping[str, Mapping[str, Any]]
+) -> None:
+    """`valid` is accepted; each `invalid[key]` is refused with a ConfigError naming `config.<key>`; an unknown
+    key is refused; secret fields are masked in the config's repr."""
+    config = adapter_cls.validate(valid)
+    shown = repr(config)
+    for name in config.secret_fields():
+        value = getattr(config, name)
+        assert not value or value not in shown, f"secret field {name} shows in repr"
+    assert isinstance(adapter_cls.target(config), str) and adapter_cls.target(config)
+    for key, bad in invalid.items():
+        try:
+            adapter_cls.validate(bad)
+        except ConfigError as exc:
+            assert exc.param == f"config.{key}", f"{bad!r}: param {exc.param!r}, expected config.{key}"
+            for secret in _secret_strings(adapter_cls, bad):
+                assert secret not in exc.message, f"the error for {key} shows a secret value"
+        else:
+            raise AssertionError(f"config {bad!r} was accepted; expected an error on config.{key}")
+    try:
+        adapter_cls.validate({**valid, "no_such_key_for_sure": 1})
+    except ConfigError as exc:
+        assert exc.param == "config.no_such_key_for_sure"
+    else:
+        raise AssertionError("an unknown config key was accepted")
+
+
+def _secret_strings(adapter_cls: type[Adapter[Any]], raw: Mapping[str, Any]) -> list[str]:
+    names = adapter_cls.Config.secret_fields()
+    return [v for k, v in raw.items() if k in names and isinstance(v, str) and len(v) >= 4]
+
+
+# --- rendering -----------------------------------------------------------------------------------------------
+def check_render(instance: Adapter[Any]) -> dict[str, Message]:
+    """Every kind of event renders to a JSON-serialisable message; hostile text never breaks the payload and
+    arrives as text (possibly truncated), never interpreted."""
+    rendered = {kind: instance.render(event) for kind, event in sample_events().items()}
+    rendered["hostile"] = instance.render(hostile_event())
+    for kind, message in rendered.items():
+        encoded = msgspec.json.encode(message.payload)
+        assert json.loads(encoded) == message.payload, f"{kind}: payload does not survive JSON"
+    text = json.dumps(rendered["hostile"].payload, ensure_ascii=False)
+    assert "49" not in text.replace("2026", ""), "a template expression in the data was evaluated"
+    assert "{{ 7*7 }}" in text or "{{ 7*7 }}".replace("<", "&lt;") in text, "hostile text was lost"
+    return rendered
+
+
+# --- sending -------------------------------------------------------------------------------------------------
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str = ""
+    echo: bool = False  # append what was received (a careless server that echoes secrets)
+
+
+@dataclass
+class Received:
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class LocalServer:
+    """A real HTTP/1.1 server on 127.0.0.1 that answers with scripted replies and records what it receives."""
+
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.received: list[Received] = []
+        self._server: asyncio.Server | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        port = self._server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    async def __aenter__(self) -> LocalServer:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            lines = head.decode("latin-1").split("\r\n")
+            method, target, _ = lines[0].split(" ", 2)
+            headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
+            body = await reader.readexactly(int(headers.get("content-length", "0")))
+            self.received.append(Received(method, target, headers, body))
+            reply = self.replies.pop(0) if self.replies else Reply(200)
+            text = reply.body + (
+                (" " + json.dumps(headers) + " " + body.decode("utf-8", "replace")) if reply.echo else ""
+            )
+            payload = text.encode()
+            extra = "".join(f"{k}: {v}\r\n" for k, v in reply.headers.items())
+            status_line = f"HTTP/1.1 {reply.status} X\r\n"
+            fixed = f"Content-Length: {len(payload)}\r\nConnection: close\r\n"
+            writer.write((status_line + fixed + extra + "\r\n").encode() + payload)
+            await writer.drain()
+        finally:
+            writer.close()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+EXPECTED: list[tuple[Reply, bool, bool, float | None]] = [
+    # reply, ok, retryable, retry_after
+    (Reply(200), True, False, None),
+    (Reply(202), True, False, None),
+    (Reply(204), True, False, None),
+    (Reply(400, body="bad request", echo=True), False, False, None),
+    (Reply(401, echo=True), False, False, None),
+    (Reply(403, echo=True), False, False, None),
+    (Reply(404, echo=True), False, False, None),
+    (Reply(408, echo=True), False, True, None),
+    (Reply(429, {"Retry-After": "7"}, echo=True), False, True, 7.0),
+    (Reply(500, body="oops", echo=True), False, True, None),
+    (Reply(502), False, True, None),
+    (Reply(503, {"Retry-After": "2"}, echo=True), False, True, 2.0),
+]
+
+
+async def check_retry_classification(
+    adapter_cls: type[Adapter[Any]],
+    config_for: Callable[[str], Mapping[str, Any]],
+    *,
+    settings_for: Callable[[str], Settings] | None = None,
+    signing_secrets: tuple[str, ...] = (),
+) -> list[DeliveryResult]:
+    """Send to a local server answering each status of EXPECTED, then to a closed port; check every
+    outcome's `ok`, `retryable`, `retry_after`, `status`, and that no secret appears in any `detail`."""
+    results: list[DeliveryResult] = []
+    async with LocalServer() as server:
+        for base, expect_status in ((server.base_url, True), (f"http://127.0.0.1:{closed_port()}", False)):
+            settings = settings_for(base) if settings_for else Settings(allow_private_destinations=True)
+            ctx = context(settings, signing_secrets=signing_secrets)
+            instance = adapter_cls(adapter_cls.validate(config_for(base)), ctx)
+            try:
+                cases = EXPECTED if expect_status else [(Reply(0), False, True, None)]
+                for reply, ok, retryable, retry_after in cases:
+                    server.replies = [reply]
+                    result = await instance.send(instance.render(sample_events()["triggered"]))
+                    results.append(result)
+                    label = f"HTTP {reply.status}" if expect_status else "closed port"
+                    assert result.ok is ok, f"{label}: ok={result.ok} ({result.detail})"
+                    assert result.retryable is retryable, f"{label}: retryable={result.retryable}"
+                    assert result.retry_after == retry_after, f"{label}: retry_after={result.retry_after}"
+                    if expect_status:
+                        assert result.status == reply.status, f"{label}: status={result.status}"
+                    for secret in instance.secret_values():
+                        assert secret not in result.detail, f"{label}: a secret shows in the detail"
+            finally:
+                await ctx.http.aclose()
+    return results
+
+
+def settings_with(**changes: Any) -> Settings:
+    return replace(Settings(allow_private_destinations=True), **changes)

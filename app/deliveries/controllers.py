@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, get, post
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.params import Parameter
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.deliveries import service
+from app.deliveries.schemas import DeliveryOut, PreviewOut, PreviewRequest
+from app.deliveries.sending import DeliveryEnv
+from app.pagination import CursorCodec, Limit, ListEnvelope
+
+READ = {"scope": "notifiers:read"}
+WRITE = {"scope": "notifiers:write"}
+
+
+def provide_delivery_env(state: State) -> DeliveryEnv:
+    env: DeliveryEnv = state.delivery_env
+    return env
+
+
+class NotifierDeliveryController(Controller):
+    """The delivery routes under a notifier: send a test, preview a message, list its deliveries."""
+
+    path = "/v1/notifiers"
+    tags = ["notifiers"]
+    dependencies = {"denv": Provide(provide_delivery_env, sync_to_thread=False)}
+
+    @post("/{notifier_id:str}/test", status_code=201, opt=WRITE)
+    async def send_test(self, db: AsyncSession, denv: DeliveryEnv, notifier_id: str) -> DeliveryOut:
+        return await service.send_test(db, denv, notifier_id)
+
+    @post("/{notifier_id:str}/preview", status_code=200, opt=READ)
+    async def preview(
+        self, db: AsyncSession, denv: DeliveryEnv, notifier_id: str, data: PreviewRequest | None = None
+    ) -> PreviewOut:
+        return await service.preview(db, denv, notifier_id, data.event if data else None)
+
+    @get("/{notifier_id:str}/deliveries", opt=READ)
+    async def deliveries(
+        self, db: AsyncSession, codec: CursorCodec, notifier_id: str, limit: Limit = None, cursor: str | None = None
+    ) -> ListEnvelope[DeliveryOut]:
+        return await service.list_for_notifier(db, codec, notifier_id, limit=limit, cursor=cursor)
+
+
+class DeliveryController(Controller):
+    path = "/v1/deliveries"
+    tags = ["deliveries"]
+    dependencies = {"denv": Provide(provide_delivery_env, sync_to_thread=False)}
+
+    @get("/", opt=READ)
+    async def list(
+        self,
+        db: AsyncSession,
+        codec: CursorCodec,
+        notifier_id: Annotated[str | None, Parameter(description="Only this notifier's deliveries.")] = None,
+        monitor_id: Annotated[str | None, Parameter(description="Only this monitor's deliveries.")] = None,
+        status: Annotated[str | None, Parameter(description="pending, retrying, succeeded or failed.")] = None,
+        limit: Limit = None,
+        cursor: str | None = None,
+    ) -> ListEnvelope[DeliveryOut]:
+        return await service.list_deliveries(
+            db, codec, notifier_id=notifier_id, monitor_id=monitor_id, status=status, limit=limit, cursor=cursor
+        )
+
+    @get("/{delivery_id:str}", opt=READ)
+    async def retrieve(self, db: AsyncSession, delivery_id: str) -> DeliveryOut:
+        return await service.get_delivery(db, delivery_id)
+
+    @post("/{delivery_id:str}/retry", status_code=200, opt=WRITE)
+    async def retry(self, db: AsyncSession, denv: DeliveryEnv, delivery_id: str) -> DeliveryOut:
+        return await service.retry(db, denv, delivery_id)

@@ -1,0 +1,182 @@
+"""One delivery attempt: load the notifier, pace, render, send, record. Shared by the worker, `test` and `retry`.
+
+The caller holds the delivery row locked (`FOR UPDATE`, `SKIP LOCKED` in the worker) in the session's
+transaction for the whole attempt and commits afterwards, so two workers never send the same row; a process
+that dies mid-send leaves the row due again (at least once, never lost).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import msgspec
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from adapters.base import Adapter, AdapterContext, DeliveryResult, Event, TemplateFailure
+from adapters.http import MAX_RETRY_AFTER_SECONDS, HttpSender, redact
+from app.db.delivery import Delivery, DeliveryAttempt
+from app.db.notifier import Notifier
+from app.notifiers import service as notifiers
+from app.notifiers.service import NotifierEnv
+from app.settings import Settings
+from app.timefmt import iso_ms, utcnow
+
+log = logging.getLogger("beacon.deliveries")
+ERROR_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class DeliveryEnv:
+    """What sending needs from the running app (built in the lifespan: it owns the HTTP client)."""
+
+    settings: Settings
+    notifiers: NotifierEnv
+    http: HttpSender
+    sessionmaker: async_sessionmaker[AsyncSession]
+
+
+def retry_delay(
+    attempt: int,
+    retry_after: float | None,
+    *,
+    base: float,
+    cap: float,
+    rand: Callable[[], float] = random.random,
+) -> float:
+    """Seconds until the next try: the destination's Retry-After when it gave one, otherwise exponential
+    backoff (base · 2^(attempt-1), capped) with jitter over its upper half, so retries do not arrive in step."""
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), MAX_RETRY_AFTER_SECONDS)
+    ceiling = min(cap, base * 2 ** (attempt - 1))
+    return ceiling / 2 + rand() * ceiling / 2
+
+
+async def take_pacing_slot(session: AsyncSession, key: str, interval: float) -> datetime | None:
+    """None when the destination may get a message now (the slot is taken); else when it may next."""
+    taken = await session.execute(
+        text(
+            """
+            INSERT INTO delivery_pacing (key, next_at) VALUES (:key, clock_timestamp() + make_interval(secs => :s))
+            ON CONFLICT (key) DO UPDATE SET next_at = EXCLUDED.next_at
+            WHERE delivery_pacing.next_at <= clock_timestamp()
+            RETURNING next_at
+            """
+        ),
+        {"key": key, "s": interval},
+    )
+    if taken.first() is not None:
+        return None
+    return (
+        await session.execute(text("SELECT next_at FROM delivery_pacing WHERE key = :key"), {"key": key})
+    ).scalar_one()
+
+
+def _finish(delivery: Delivery, status: str, error: str | None, now: datetime) -> None:
+    delivery.status = status
+    delivery.error = error[:ERROR_LIMIT] if error else None
+    delivery.next_attempt_at = None
+    delivery.updated_at = now
+
+
+async def attempt(session: AsyncSession, env: DeliveryEnv, delivery: Delivery) -> str:
+    """Make one attempt at a locked delivery; the caller commits. Returns "attempted", "paced" or "closed"."""
+    now = utcnow()
+    notifier = await session.get(Notifier, delivery.notifier_id)
+    if notifier is None:
+        _finish(delivery, "failed", "the notifier was deleted", now)
+        return "closed"
+    if delivery.kind != "notifier.test" and notifier.disabled_until is not None and notifier.disabled_until > now:
+        _finish(delivery, "failed", f"the notifier is disabled until {iso_ms(notifier.disabled_until)}", now)
+        return "closed"
+    adapter_cls = env.notifiers.registry.get(notifier.type)
+    if adapter_cls is None:
+        _finish(delivery, "failed", f"notifier type {notifier.type!r} is not installed", now)
+        return "closed"
+    config = notifiers.config_of(env.notifiers, notifier)
+    pacing_key = adapter_cls.pacing_key(config)
+    if pacing_key and adapter_cls.min_interval > 0:
+        next_at = await take_pacing_slot(session, pacing_key, adapter_cls.min_interval)
+        if next_at is not None:
+            delivery.next_attempt_at = next_at
+            delivery.updated_at = now
+            return "paced"
+    adapter = adapter_cls(
+        config,
+        AdapterContext(
+            settings=env.settings,
+            http=env.http,
+            message_id=delivery.id,
+            signing_secrets=tuple(notifiers.signing_secrets(env.notifiers, notifier, now)),
+        ),
+    )
+    started, clock = utcnow(), time.monotonic()
+    result = await send_once(adapter, msgspec.convert(delivery.event, Event))
+    duration_ms = int((time.monotonic() - clock) * 1000)
+    record(session, env, delivery, result, started, duration_ms)
+    return "attempted"
+
+
+async def send_once(adapter: Adapter[Any], event: Event) -> DeliveryResult:
+    """Render, then send; a template failure sends nothing and is not retried."""
+    try:
+        message = adapter.render(event)
+    except TemplateFailure as exc:
+        return DeliveryResult(ok=False, retryable=False, detail=str(exc))
+    try:
+        return await adapter.send(message)
+    except Exception as exc:
+        # An adapter bug: keep the delivery (retry later) and say what happened, secrets masked.
+        detail = redact(f"{type(exc).__name__}: {exc}", adapter.secret_values())
+        log.error("adapter %s failed unexpectedly: %s", adapter.type, detail)
+        return DeliveryResult(ok=False, retryable=True, detail=f"internal error: {detail}")
+
+
+def record(
+    session: AsyncSession,
+    env: DeliveryEnv,
+    delivery: Delivery,
+    result: DeliveryResult,
+    started: datetime,
+    duration_ms: int,
+) -> None:
+    now = utcnow()
+    delivery.attempts += 1
+    delivery.last_attempt_at = started
+    delivery.response_status = result.status
+    session.add(
+        DeliveryAttempt(
+            delivery_id=delivery.id,
+            attempt=delivery.attempts,
+            started_at=started,
+            duration_ms=duration_ms,
+            ok=result.ok,
+            retryable=result.retryable,
+            response_status=result.status,
+            error=None if result.ok else (result.detail or "failed")[:ERROR_LIMIT],
+        )
+    )
+    if result.ok:
+        _finish(delivery, "succeeded", None, now)
+    elif result.retryable and delivery.attempts < delivery.max_attempts:
+        delay = retry_delay(
+            delivery.attempts,
+            result.retry_after,
+            base=env.settings.delivery_backoff_seconds,
+            cap=env.settings.delivery_backoff_max_seconds,
+        )
+        delivery.status = "retrying"
+        delivery.error = (result.detail or "failed")[:ERROR_LIMIT]
+        delivery.next_attempt_at = now + timedelta(seconds=delay)
+        delivery.updated_at = now
+    else:
+        reason = result.detail or "failed"
+        if result.retryable:
+            reason = f"gave up after {delivery.attempts} attempts: {reason}"
+        _finish(delivery, "failed", reason, now)

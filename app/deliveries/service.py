@@ -1,0 +1,201 @@
+"""Deliveries through the API: enqueue (for monitors), test, preview, list, get, retry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from adapters.base import AdapterContext, Event, TemplateFailure
+from adapters.http import redact_value
+from app.db.delivery import Delivery, DeliveryAttempt
+from app.deliveries.schemas import STATUSES, AttemptOut, DeliveryOut, PreviewOut
+from app.deliveries.sending import DeliveryEnv, attempt
+from app.errors import BeaconError, not_found
+from app.notifiers import service as notifiers
+from app.pagination import CursorCodec, ListEnvelope, paginate
+from app.request_ids import new_id
+from app.timefmt import iso_ms, iso_ms_or_none, utcnow
+
+
+def to_out(d: Delivery, attempts: list[DeliveryAttempt] | None = None) -> DeliveryOut:
+    out = DeliveryOut(
+        id=d.id,
+        notifier_id=d.notifier_id,
+        monitor_id=d.monitor_id,
+        monitor_event_id=d.monitor_event_id,
+        kind=d.kind,
+        status=d.status,
+        attempts=d.attempts,
+        last_attempt_at=iso_ms_or_none(d.last_attempt_at),
+        next_attempt_at=iso_ms_or_none(d.next_attempt_at),
+        response_status=d.response_status,
+        error=d.error,
+        created_at=iso_ms(d.created_at),
+    )
+    if attempts is not None:
+        out.attempt_log = [
+            AttemptOut(
+                attempt=a.attempt,
+                started_at=iso_ms(a.started_at),
+                duration_ms=a.duration_ms,
+                ok=a.ok,
+                retryable=a.retryable,
+                response_status=a.response_status,
+                error=a.error,
+            )
+            for a in attempts
+        ]
+    return out
+
+
+def enqueue(
+    session: AsyncSession,
+    env: DeliveryEnv,
+    *,
+    notifier_id: str,
+    event: Event,
+    monitor_id: str | None = None,
+    monitor_event_id: str | None = None,
+) -> Delivery:
+    """Add a due delivery to the session without committing: a monitor writes its state change and its
+    deliveries in one transaction (outbox); the worker sends them."""
+    now = utcnow()
+    delivery = Delivery(
+        id=new_id("dlv_"),
+        notifier_id=notifier_id,
+        monitor_id=monitor_id,
+        monitor_event_id=monitor_event_id,
+        kind=event.webhook_type,
+        event=msgspec.to_builtins(event),
+        status="pending",
+        attempts=0,
+        max_attempts=env.settings.delivery_max_attempts,
+        next_attempt_at=now,
+        last_attempt_at=None,
+        response_status=None,
+        error=None,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(delivery)
+    return delivery
+
+
+def test_event(env: DeliveryEnv, **fields: Any) -> Event:
+    now = iso_ms(utcnow())
+    return Event(**{"kind": "test", "time": now, "link": env.settings.base_url, **fields})
+
+
+async def _attempt_log(session: AsyncSession, delivery_id: str) -> list[DeliveryAttempt]:
+    stmt = select(DeliveryAttempt).where(DeliveryAttempt.delivery_id == delivery_id).order_by(DeliveryAttempt.attempt)
+    return list((await session.execute(stmt)).scalars())
+
+
+async def send_test(session: AsyncSession, env: DeliveryEnv, notifier_id: str) -> DeliveryOut:
+    """Create a test delivery and attempt it now, in one transaction: the row is ours (invisible to the
+    worker) until it is committed with its outcome. A retryable failure is then retried by the worker."""
+    notifier = await notifiers.get_notifier(session, notifier_id)
+    delivery = enqueue(session, env, notifier_id=notifier.id, event=test_event(env))
+    await session.flush()
+    await attempt(session, env, delivery)
+    await session.commit()
+    return to_out(delivery, await _attempt_log(session, delivery.id))
+
+
+async def preview(session: AsyncSession, env: DeliveryEnv, notifier_id: str, event: Event | None) -> PreviewOut:
+    notifier = await notifiers.get_notifier(session, notifier_id)
+    adapter_cls = notifiers.adapter_for(env.notifiers, notifier.type)
+    config = notifiers.config_of(env.notifiers, notifier)
+    secrets = tuple(notifiers.signing_secrets(env.notifiers, notifier, utcnow()))
+    adapter = adapter_cls(
+        config, AdapterContext(settings=env.settings, http=env.http, message_id="dlv_preview", signing_secrets=secrets)
+    )
+    fields = msgspec.structs.asdict(event) if event is not None else {}
+    if not fields.get("time"):
+        fields["time"] = iso_ms(utcnow())
+    try:
+        message = adapter.render(Event(**fields))
+    except TemplateFailure as exc:
+        raise BeaconError("template_error", str(exc)) from None
+    hidden = adapter.secret_values()
+    return PreviewOut(
+        notifier_id=notifier.id,
+        type=notifier.type,
+        target=notifier.target,
+        action=message.action,
+        message=redact_value(message.payload, hidden),
+        headers=redact_value(message.headers, hidden),
+    )
+
+
+async def get_delivery(session: AsyncSession, delivery_id: str) -> DeliveryOut:
+    delivery = await session.get(Delivery, delivery_id)
+    if delivery is None:
+        raise not_found("delivery", delivery_id)
+    return to_out(delivery, await _attempt_log(session, delivery_id))
+
+
+async def list_deliveries(
+    session: AsyncSession,
+    codec: CursorCodec,
+    *,
+    notifier_id: str | None,
+    monitor_id: str | None,
+    status: str | None,
+    limit: int | None,
+    cursor: str | None,
+) -> ListEnvelope[DeliveryOut]:
+    if status is not None and status not in STATUSES:
+        raise BeaconError(
+            "invalid_parameter", f"`status` must be one of {', '.join(STATUSES)}; got {status!r}.", param="status"
+        )
+    stmt = select(Delivery)
+    if notifier_id is not None:
+        stmt = stmt.where(Delivery.notifier_id == notifier_id)
+    if monitor_id is not None:
+        stmt = stmt.where(Delivery.monitor_id == monitor_id)
+    if status is not None:
+        stmt = stmt.where(Delivery.status == status)
+    return await paginate(
+        session,
+        stmt,
+        codec=codec,
+        scope="deliveries:" + msgspec.json.encode([notifier_id, monitor_id, status]).decode(),
+        keys=(Delivery.created_at, Delivery.id),
+        render=to_out,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+async def list_for_notifier(
+    session: AsyncSession, codec: CursorCodec, notifier_id: str, *, limit: int | None, cursor: str | None
+) -> ListEnvelope[DeliveryOut]:
+    await notifiers.get_notifier(session, notifier_id)
+    return await list_deliveries(
+        session, codec, notifier_id=notifier_id, monitor_id=None, status=None, limit=limit, cursor=cursor
+    )
+
+
+async def retry(session: AsyncSession, env: DeliveryEnv, delivery_id: str) -> DeliveryOut:
+    """Send again now, with a fresh retry budget. Refused for a delivered message and while a worker is
+    sending it (the row is locked)."""
+    found = (await session.execute(select(Delivery.status).where(Delivery.id == delivery_id))).scalar_one_or_none()
+    if found is None:
+        raise not_found("delivery", delivery_id)
+    delivery = (
+        await session.execute(select(Delivery).where(Delivery.id == delivery_id).with_for_update(skip_locked=True))
+    ).scalar_one_or_none()
+    if delivery is None:
+        raise BeaconError("conflict", "This delivery is being sent right now; look again in a moment.")
+    if delivery.status == "succeeded":
+        raise BeaconError("conflict", "This delivery has already succeeded; nothing to retry.")
+    delivery.status = "pending"
+    delivery.max_attempts = delivery.attempts + env.settings.delivery_max_attempts
+    delivery.next_attempt_at = utcnow()
+    await attempt(session, env, delivery)
+    await session.commit()
+    return to_out(delivery, await _attempt_log(session, delivery.id))

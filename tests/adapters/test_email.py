@@ -1,0 +1,84 @@
+"""email against a real local SMTP server (aiosmtpd): multipart text + HTML, headers, escaping, failures."""
+
+from __future__ import annotations
+
+import email
+from email import policy
+
+from adapters import testing as kit
+from adapters.email import Email
+
+
+def _ctx(controller, **extra):
+    settings = kit.settings_with(
+        smtp_host="127.0.0.1",
+        smtp_port=controller.port,
+        smtp_starttls=False,
+        smtp_from="alerts@beacon.example.com",
+        **extra,
+    )
+    return kit.context(settings, message_id="dlv_mail1")
+
+
+async def test_multipart_message_arrives(smtp):
+    controller, sink = smtp
+    ctx = _ctx(controller)
+    adapter = kit.adapter(Email, {"addresses": ["ops@example.com", "oncall@example.org"]}, ctx)
+    result = await adapter.send(adapter.render(kit.sample_events()["triggered"]))
+    assert result.ok, result
+    (envelope,) = sink.envelopes
+    assert envelope.mail_from == "alerts@beacon.example.com"
+    assert envelope.rcpt_tos == ["ops@example.com", "oncall@example.org"]
+    mail = email.message_from_bytes(envelope.content, policy=policy.default)
+    assert mail["Subject"] == "[Alerting] API 5xx rate"
+    assert mail["To"] == "ops@example.com, oncall@example.org"
+    assert mail["Message-ID"] == "<dlv_mail1@beacon.example.com>"
+    assert mail.get_content_type() == "multipart/alternative"
+    text = mail.get_body(("plain",)).get_content()
+    html = mail.get_body(("html",)).get_content()
+    assert "the value 12.5 is above the threshold 10" in text
+    assert "Open in Beacon: https://beacon.example.com/monitors/mon_0123456789abcdef" in text
+    assert '<a href="https://beacon.example.com/monitors/mon_0123456789abcdef">' in html
+
+
+async def test_hostile_text_is_escaped_in_html_and_subject_stays_one_line(smtp):
+    controller, sink = smtp
+    adapter = kit.adapter(Email, {"addresses": ["ops@example.com"]}, _ctx(controller))
+    assert (await adapter.send(adapter.render(kit.hostile_event()))).ok
+    mail = email.message_from_bytes(sink.envelopes[0].content, policy=policy.default)
+    html = mail.get_body(("html",)).get_content()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt; &amp;" in html
+    assert "{{ 7*7 }}" in html and ("&#34;" in html or "&quot;" in html)
+    assert "\n" not in str(mail["Subject"]) and "<script>alert(1)</script>" in str(mail["Subject"])
+    assert kit.HOSTILE_TEXT in mail.get_body(("plain",)).get_content().replace("\r\n", "\n")
+
+
+async def test_refused_recipient_is_permanent_and_busy_is_retried(smtp):
+    controller, sink = smtp
+    adapter = kit.adapter(Email, {"addresses": ["gone@example.com"]}, _ctx(controller))
+    sink.reject = {"gone@example.com": "550 5.1.1 no such user"}
+    result = await adapter.send(adapter.render(kit.sample_events()["test"]))
+    assert not result.ok and not result.retryable and result.status == 550
+    sink.reject = {"gone@example.com": "451 4.3.0 try again later"}
+    result = await adapter.send(adapter.render(kit.sample_events()["test"]))
+    assert not result.ok and result.retryable and result.status == 451
+    assert sink.envelopes == []
+
+
+async def test_unreachable_or_unconfigured_relay():
+    closed = kit.settings_with(smtp_host="127.0.0.1", smtp_port=kit.closed_port(), smtp_starttls=False)
+    adapter = kit.adapter(Email, {"addresses": ["ops@example.com"]}, kit.context(closed))
+    result = await adapter.send(adapter.render(kit.sample_events()["test"]))
+    assert not result.ok and result.retryable and "SMTP network error" in result.detail
+    adapter = kit.adapter(Email, {"addresses": ["ops@example.com"]}, kit.context(kit.settings_with(smtp_host=None)))
+    result = await adapter.send(adapter.render(kit.sample_events()["test"]))
+    assert not result.ok and not result.retryable and "BEACON_SMTP_HOST" in result.detail
+
+
+def test_config_kit():
+    kit.check_config(
+        Email,
+        valid={"addresses": ["ops@example.com"]},
+        invalid={"addresses": {"addresses": ["nope"]}},
+    )
+    kit.check_render(kit.adapter(Email, {"addresses": ["ops@example.com"]}))

@@ -1,0 +1,57 @@
+"""Template failures name the template and line and send nothing; the JSON filter keeps payloads valid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adapters import testing as kit
+from adapters.base import TemplateFailure
+from adapters.chat_a import ChatA
+from adapters.templating import Templates
+from app.deliveries.sending import send_once
+
+
+def _adapter_with_templates(directory: Path, ctx):
+    class Broken(ChatA):
+        templates_dir = directory
+
+    return kit.adapter(Broken, {"url": "http://127.0.0.1:9/never"}, ctx)
+
+
+async def test_undefined_variable_fails_with_name_and_line(tmp_path, httpserver, ctx):
+    (tmp_path / "message.json.j2").write_text(
+        '{\n  "text": {{ event.monitor_name | json }},\n  "x": {{ nope | json }}\n}\n'
+    )
+    adapter = _adapter_with_templates(tmp_path, ctx)
+    with pytest.raises(TemplateFailure) as info:
+        adapter.render(kit.sample_events()["triggered"])
+    assert info.value.template.endswith("message.json.j2") and info.value.line == 3
+    assert "nope" in str(info.value) and "line 3" in str(info.value)
+    result = await send_once(adapter, kit.sample_events()["triggered"])
+    assert not result.ok and not result.retryable and "message.json.j2 line 3" in result.detail
+    assert httpserver.log == []  # nothing half-rendered was sent
+
+
+def test_syntax_error_and_invalid_json_name_the_line(tmp_path, ctx):
+    (tmp_path / "message.json.j2").write_text('{\n"a": 1,\n{% if %}\n}')
+    with pytest.raises(TemplateFailure) as info:
+        _adapter_with_templates(tmp_path, ctx).render(kit.sample_events()["test"])
+    assert info.value.line == 3
+    (tmp_path / "message.json.j2").write_text('{\n"a": {{ event.kind }}\n}')  # forgot the json filter
+    with pytest.raises(TemplateFailure) as info:
+        Templates(tmp_path).json("message.json.j2", event={"kind": "test"})
+    assert info.value.line == 2 and "not valid JSON" in str(info.value)
+
+
+def test_sandbox_refuses_unsafe_attribute_access(tmp_path):
+    (tmp_path / "t.txt.j2").write_text("{{ event.__class__.__mro__ }}")
+    with pytest.raises(TemplateFailure):
+        Templates(tmp_path).text("t.txt.j2", event=kit.sample_events()["test"])
+
+
+def test_json_filter_keeps_any_text_a_json_string(tmp_path):
+    (tmp_path / "p.json.j2").write_text('{"title": {{ title | json }}, "n": {{ n | json }}}')
+    nasty = 'a"b\\c\nd\u2028e</script>{{ x }}\x00'
+    assert Templates(tmp_path).json("p.json.j2", title=nasty, n=None) == {"title": nasty, "n": None}
