@@ -3,7 +3,6 @@ as `beacon serve` in a subprocess on a free port (the sync Client and the CLI ta
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import os
 import subprocess
@@ -20,24 +19,6 @@ from tests.conftest import _admin, _with_database, run_sync
 from tests.integration.foundation.test_cli import BEACON, Server, _env, _free_port
 
 _servers = itertools.count()
-
-
-def _exists(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # its parent package is missing
-        return False
-
-
-# Until the delivery endpoints (issue 6) are on this branch, the client tests against real deliveries are not
-# collected (rather than skipped: a skip fails CI). Remove once they have landed.
-collect_ignore = [
-    name
-    for name, needs in {
-        "test_webhook_deliveries.py": ("app.deliveries.controllers",),
-    }.items()
-    if not all(_exists(module) for module in needs)
-]
 
 
 @dataclass(frozen=True)
