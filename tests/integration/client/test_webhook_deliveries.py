@@ -9,7 +9,7 @@ import pytest
 from litestar.testing import AsyncTestClient
 from werkzeug import Request, Response
 
-from app.client import AsyncClient, WebhookVerificationError, verify_webhook
+from app.client import AsyncClient, BeaconAPIError, WebhookVerificationError, verify_webhook
 
 
 class Receiver:
@@ -60,3 +60,17 @@ async def test_real_deliveries_verify_and_tampering_does_not(beacon: AsyncClient
     assert delivery.id in listed and len(listed) == 2
     assert (await beacon.get_delivery(delivery.id)).attempt_log[0].ok
     assert [d.id async for d in beacon.iterate(beacon.list_deliveries, notifier_id=hook.id, status="succeeded")]
+
+
+async def test_a_failed_delivery_can_be_retried(beacon: AsyncClient, httpserver):
+    answers = [Response("no", status=400), Response("ok")]
+    httpserver.expect_request("/hook", method="POST").respond_with_handler(lambda _r: answers.pop(0))
+    hook = await beacon.create_notifier("receiver", "webhook", {"url": httpserver.url_for("/hook")})
+    failed = await beacon.test_notifier(hook.id)
+    assert (failed.status, failed.response_status, failed.attempts) == ("failed", 400, 1)
+    retried = await beacon.retry_delivery(failed.id)
+    assert (retried.id, retried.status, retried.response_status, retried.attempts) == (failed.id, "succeeded", 200, 2)
+    assert [a.ok for a in retried.attempt_log] == [False, True]
+    with pytest.raises(BeaconAPIError) as caught:
+        await beacon.retry_delivery(failed.id)
+    assert (caught.value.status, caught.value.code) == (409, "conflict")
