@@ -34,7 +34,7 @@ log = logging.getLogger("beacon.query")
 
 DEFAULT_ROWS = 1000  # rows returned when neither the body nor the query has a `take`
 EXPORT_BATCH = 2000  # rows per cursor fetch: memory per export stays at one batch
-GZIP_LEVEL = 5
+GZIP_LEVEL = 1  # streaming is CPU-bound: level 1 compresses ~3x faster than 5 for ~20% more bytes
 
 
 def _prepare(apl: str, who: Principal, now: datetime, start: str | None, end: str | None) -> Compiled:
