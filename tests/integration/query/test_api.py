@@ -92,6 +92,11 @@ async def test_bad_bodies(client: Client, auth: dict[str, str]) -> None:
         assert_error(await client.post("/v1/query", json=body, headers=auth), 400, code, param=param)
 
 
+async def test_the_openapi_document_describes_both_routes(client: Client) -> None:
+    paths = (await client.get("/schema/openapi.json")).json()["paths"]
+    assert "post" in paths["/v1/query"] and "post" in paths["/v1/export"]
+
+
 async def test_not_json_is_invalid_json(client: Client, auth: dict[str, str]) -> None:
     resp = await client.post("/v1/query", content=b"{not json", headers={**auth, "Content-Type": "application/json"})
     assert_error(resp, 400, "invalid_json")
