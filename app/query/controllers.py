@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, Request, post
+from litestar.background_tasks import BackgroundTask
 from litestar.response import Stream
 
 from app.auth import principal
@@ -26,7 +27,13 @@ class QueryController(Controller):
         chunks = service.export_chunks(state.engine, state.settings, principal(request), data)
         await anext(chunks)  # runs the query: its errors are still ordinary error responses
         headers = {"Vary": "Accept-Encoding"}
+        body = chunks
         if service.accepts_gzip(request.headers.get("accept-encoding", "")):
             headers["Content-Encoding"] = "gzip"
-            chunks = service.gzip_chunks(chunks)
-        return Stream(chunks, media_type="application/x-ndjson", headers=headers)
+            body = service.gzip_chunks(chunks)
+        return Stream(
+            body,
+            media_type="application/x-ndjson",
+            headers=headers,
+            background=BackgroundTask(service.close_streams, body, chunks),
+        )

@@ -212,7 +212,10 @@ class _Parser:
         if tok.kind is not Kind.LONG:
             self.fail(f"expected a whole number of rows after '{word}'")
         self.advance()
-        return int(tok.value)  # type: ignore[call-overload]
+        count = int(tok.value)  # type: ignore[call-overload]
+        if count > 2**63 - 1:
+            raise QueryError(f"row count {tok.text} is out of range", tok.pos)
+        return count
 
     def summarize(self, pos: int) -> ast.Summarize:
         aggregates: tuple[ast.Named, ...] = ()
