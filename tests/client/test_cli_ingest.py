@@ -12,11 +12,11 @@ import pty
 import subprocess
 
 from tests.client.test_ingester import FakeIngest
-from tests.integration.foundation.test_cli import BEACON, _env
+from tests.servers import BEACON, clean_env
 
 
 def run(*args: str, input: bytes | None = None, **env: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([BEACON, *args], env=_env(**env), input=input, capture_output=True, timeout=120)
+    return subprocess.run([BEACON, *args], env=clean_env(**env), input=input, capture_output=True, timeout=120)
 
 
 def serve(httpserver) -> FakeIngest:
@@ -73,7 +73,7 @@ def test_progress_line_on_a_terminal(httpserver, tmp_path):
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [BEACON, "ingest", str(path), "--dataset", "web", "--url", httpserver.url_for(""), "--token", "t"],
-        env=_env(),
+        env=clean_env(),
         stdout=subprocess.PIPE,
         stderr=slave,
     )

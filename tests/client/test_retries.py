@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 
 import pytest
@@ -12,6 +11,7 @@ from werkzeug import Response
 
 from app.client import AsyncClient, Backoff, BeaconAPIError, BeaconConnectionError, Client
 from tests.client.conftest import Script, envelope, server_error, too_many
+from tests.servers import free_port
 
 ANNOTATION = {
     "object": "annotation",
@@ -163,9 +163,7 @@ def test_client_errors_raise_at_once(httpserver, sleeps, record_sleep, status, c
 
 
 def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_port()  # nothing listens there
 
 
 def test_connection_errors_are_retried_then_raise(sleeps, record_sleep):

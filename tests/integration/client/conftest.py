@@ -16,7 +16,7 @@ from litestar.testing import AsyncTestClient
 
 from app.client import AsyncClient, Client
 from tests.conftest import _admin, _with_database, run_sync
-from tests.integration.foundation.test_cli import BEACON, Server, _env, _free_port
+from tests.servers import BEACON, Server, clean_env, free_port
 
 _servers = itertools.count()
 
@@ -36,7 +36,7 @@ class Served:
     data_dir: Path
 
     def env(self, **extra: str) -> dict[str, str]:
-        return _env(**{"BEACON_URL": self.url, "BEACON_TOKEN": self.token, **extra})
+        return clean_env(**{"BEACON_URL": self.url, "BEACON_TOKEN": self.token, **extra})
 
     def client(self, **kwargs: object) -> Client:
         return Client(self.url, self.token, **kwargs)  # type: ignore[arg-type]
@@ -60,14 +60,14 @@ def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_
     run_sync(_admin(pg_server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"'))
     database_url = _with_database(pg_server_url, name)
     data_dir = tmp_path_factory.mktemp("served")
-    env = _env(
+    env = clean_env(
         BEACON_DATABASE_URL=database_url,
         BEACON_DATA_DIR=str(data_dir),
         BEACON_SECRET_KEY="client-tests",
         BEACON_ALLOW_PRIVATE_DESTINATIONS="true",
         PATH=os.environ.get("PATH", ""),
     )
-    port = _free_port()
+    port = free_port()
     server = Server(env, port).wait_ready(120)
     try:
         assert server.token, "\n".join(server.lines)

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 
-from tests.integration.foundation.test_cli import BEACON, _env
+from tests.servers import BEACON, clean_env, free_port
 
 
 def _closed_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{s.getsockname()[1]}"
+    return f"http://127.0.0.1:{free_port()}"  # nothing listens there
 
 
 def run(*args: str, input: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([BEACON, *args], env=_env(**env), input=input, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [BEACON, *args], env=clean_env(**env), input=input, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_a_missing_token_is_a_usage_error():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import socket
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 
@@ -21,6 +20,7 @@ from app.settings import asyncpg_dsn
 from tests.helpers import assert_error
 from tests.integration.query.conftest import MANY
 from tests.integration.query.loader import load_generated
+from tests.servers import free_port
 
 Client = AsyncTestClient[Litestar]
 
@@ -158,16 +158,10 @@ async def test_errors_come_before_the_stream(client: Client, auth: dict[str, str
 # ---- streaming through a real server ------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 async def served(make_app: Callable[..., Litestar]) -> AsyncIterator[str]:
     """The app behind a real uvicorn server on this event loop (the test client buffers whole bodies)."""
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(make_app(), host="127.0.0.1", port=port, log_level="warning"))
     task = asyncio.create_task(server.serve())
     for _ in range(200):
