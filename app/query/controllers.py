@@ -24,16 +24,12 @@ class QueryController(Controller):
     @post("/export", status_code=200, media_type="application/x-ndjson")
     async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
         state = request.app.state
-        chunks = service.export_chunks(state.engine, state.settings, principal(request), data)
-        await anext(chunks)  # runs the query: its errors are still ordinary error responses
-        headers = {"Vary": "Accept-Encoding"}
-        body = chunks
-        if service.accepts_gzip(request.headers.get("accept-encoding", "")):
-            headers["Content-Encoding"] = "gzip"
-            body = service.gzip_chunks(chunks)
+        export = await service.start_export(
+            state.engine, state.settings, principal(request), data, request.headers.get("accept-encoding", "")
+        )
         return Stream(
-            body,
+            export.body,
             media_type="application/x-ndjson",
-            headers=headers,
-            background=BackgroundTask(service.close_streams, body, chunks),
+            headers=export.headers,
+            background=BackgroundTask(export.close),
         )

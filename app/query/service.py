@@ -11,6 +11,7 @@ import time
 import zlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -194,11 +195,31 @@ async def gzip_chunks(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, Non
     yield compressor.flush()
 
 
-async def close_streams(*streams: AsyncGenerator[bytes, None]) -> None:
-    """Run after the response, finished or not: a client that went away leaves the generators suspended,
-    and closing them is what ends the database transaction (closing an exhausted one does nothing)."""
-    for stream in streams:
-        await stream.aclose()
+@dataclass(frozen=True)
+class Export:
+    body: AsyncGenerator[bytes, None]
+    headers: dict[str, str]
+    chunks: AsyncGenerator[bytes, None]
+
+    async def close(self) -> None:
+        """Run after the response, finished or not: a client that went away leaves the generators suspended,
+        and closing them is what ends the database transaction (closing an exhausted one does nothing)."""
+        await self.body.aclose()
+        await self.chunks.aclose()
+
+
+async def start_export(
+    engine: AsyncEngine, settings: Settings, who: Principal, body: ExportRequest, accept_encoding: str
+) -> Export:
+    """Run the export's query up to its first batch (so that its errors are still error responses) and
+    return the stream to send, gzip-compressed when the client accepts it."""
+    chunks = export_chunks(engine, settings, who, body)
+    await anext(chunks)
+    headers = {"Vary": "Accept-Encoding"}
+    if accepts_gzip(accept_encoding):
+        headers["Content-Encoding"] = "gzip"
+        return Export(gzip_chunks(chunks), headers, chunks)
+    return Export(chunks, headers, chunks)
 
 
 def accepts_gzip(header: str) -> bool:

@@ -367,3 +367,38 @@ async def test_a_bad_regular_expression_is_a_400(client: Client, auth: dict[str,
     resp = await client.post("/v1/query", json={"apl": "['web'] | where msg matches regex '(unclosed'"}, headers=auth)
     err = assert_error(resp, 400, "invalid_query", param="apl")
     assert "regular expression" in err["message"]
+
+
+PIPELINE_STEPS = [
+    "where status >= 200",
+    "extend x = duration_ms * 2",
+    "project service, status, d = duration_ms",
+    "project-away msg",
+    "summarize c = count(), a = avg(duration_ms) by service",
+    "sort by _time asc",
+    "take 3",
+    "top 2 by duration_ms",
+    "count",
+    "distinct service",
+    "extend _time = bin(_time, 1h)",
+    "summarize make_set(method) by bin(_time, 1d)",
+    "project-away _time",
+    "summarize by method",
+    "extend s = tostring(_time - datetime(2025-01-01))",
+]
+
+
+async def test_pipelines_of_any_two_steps_answer_or_explain(client: Client, auth: dict[str, str]) -> None:
+    """Every operator after every other: a result, or a 400 saying why (a column the first step removed),
+    never a server error."""
+    wrong = []
+    for first in PIPELINE_STEPS:
+        for second in PIPELINE_STEPS[::2]:
+            apl = f"['web'] | {first} | {second}"
+            for path in ("/v1/query", "/v1/export"):
+                resp = await client.post(path, json={"apl": apl}, headers=auth)
+                if resp.status_code != 200 and not (
+                    resp.status_code == 400 and resp.json()["error"]["code"] == "invalid_query"
+                ):
+                    wrong.append(f"{path} {apl}: {resp.status_code} {resp.text[:200]}")
+    assert not wrong, "\n".join(wrong)
