@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar, Unpack, cast
 
 import httpx
 
-from app.client import batching
 from app.client.backoff import Backoff
 from app.client.binding import async_method
 from app.client.call import Call, TimeArg
 from app.client.endpoints import annotations as annotation_specs
 from app.client.endpoints import datasets, deliveries, events, monitors, notifiers, tokens
-from app.client.ingest import AsyncIngester
+from app.client.ingest import AsyncIngester, IngesterOptions
 from app.client.models import Page
 from app.client.retrying import Attempts, build_request, resolve
 
@@ -124,24 +123,9 @@ class AsyncClient:
         finally:
             await response.aclose()
 
-    def ingester(
-        self,
-        dataset: str,
-        *,
-        timestamp_field: str | None = None,
-        timestamp_format: str | None = None,
-        max_events: int = batching.MAX_EVENTS,
-        max_bytes: int = batching.MAX_BYTES,
-    ) -> AsyncIngester:
+    def ingester(self, dataset: str, **options: Unpack[IngesterOptions]) -> AsyncIngester:
         """A batching ingester for `dataset` (see `Ingester`)."""
-        return AsyncIngester(
-            self,
-            dataset,
-            timestamp_field=timestamp_field,
-            timestamp_format=timestamp_format,
-            max_events=max_events,
-            max_bytes=max_bytes,
-        )
+        return AsyncIngester(self, dataset, **options)
 
     async def iterate(
         self, list_method: Callable[P, Awaitable[Page[T]]], *args: P.args, **kwargs: P.kwargs

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Iterable
 from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
 from app.client import batching
 from app.client.batching import Batch, BatchBuilder
@@ -20,8 +20,10 @@ from app.client.errors import BeaconClientError, IngestBatchError
 from app.client.models import IngestResult
 
 if TYPE_CHECKING:
-    from app.client.aio import AsyncClient
-    from app.client.sync import Client
+    from app.client.aio import AsyncClient  # noqa: F401  (named in the generic bases below)
+    from app.client.sync import Client  # noqa: F401
+
+ClientT = TypeVar("ClientT")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,13 @@ class IngestTotals:
     failures: list[EventFailure] = field(default_factory=list)  # the service reports the first 10 per batch
 
 
+class IngesterOptions(TypedDict, total=False):
+    timestamp_field: str | None
+    timestamp_format: str | None
+    max_events: int  # flush at this many events (default 10,000)
+    max_bytes: int  # or at this many bytes of gzip NDJSON (default just under 10 MB)
+
+
 class _Book:
     """What both ingesters share: the batch builder, the request for a batch and the running totals."""
 
@@ -48,10 +57,10 @@ class _Book:
         self,
         dataset: str,
         *,
-        timestamp_field: str | None,
-        timestamp_format: str | None,
-        max_events: int,
-        max_bytes: int,
+        timestamp_field: str | None = None,
+        timestamp_format: str | None = None,
+        max_events: int = batching.MAX_EVENTS,
+        max_bytes: int = batching.MAX_BYTES,
     ) -> None:
         self.dataset = dataset
         self.timestamp_field = timestamp_field
@@ -82,27 +91,10 @@ class _Book:
         return IngestBatchError(events=batch.events, first_index=batch.first_index, cause=cause, totals=done)
 
 
-class Ingester:
-    """`with client.ingester("web") as ing: ing.add(event)`; leaving the block sends what is left."""
-
-    def __init__(
-        self,
-        client: Client,
-        dataset: str,
-        *,
-        timestamp_field: str | None = None,
-        timestamp_format: str | None = None,
-        max_events: int = batching.MAX_EVENTS,
-        max_bytes: int = batching.MAX_BYTES,
-    ) -> None:
+class _Ingester(Generic[ClientT]):
+    def __init__(self, client: ClientT, dataset: str, **options: Unpack[IngesterOptions]) -> None:
         self._client = client
-        self._book = _Book(
-            dataset,
-            timestamp_field=timestamp_field,
-            timestamp_format=timestamp_format,
-            max_events=max_events,
-            max_bytes=max_bytes,
-        )
+        self._book = _Book(dataset, **options)
 
     @property
     def totals(self) -> IngestTotals:
@@ -112,6 +104,10 @@ class Ingester:
     def pending(self) -> int:
         """Events added but not sent yet."""
         return len(self._book.builder)
+
+
+class Ingester(_Ingester["Client"]):
+    """`with client.ingester("web") as ing: ing.add(event)`; leaving the block sends what is left."""
 
     def add(self, event: Any) -> None:
         batch = self._book.builder.add(event)
@@ -147,35 +143,8 @@ class Ingester:
         self.flush()  # also on an error in the block: what was added is sent, never dropped silently
 
 
-class AsyncIngester:
+class AsyncIngester(_Ingester["AsyncClient"]):
     """`async with client.ingester("web") as ing: await ing.add(event)`; leaving the block sends what is left."""
-
-    def __init__(
-        self,
-        client: AsyncClient,
-        dataset: str,
-        *,
-        timestamp_field: str | None = None,
-        timestamp_format: str | None = None,
-        max_events: int = batching.MAX_EVENTS,
-        max_bytes: int = batching.MAX_BYTES,
-    ) -> None:
-        self._client = client
-        self._book = _Book(
-            dataset,
-            timestamp_field=timestamp_field,
-            timestamp_format=timestamp_format,
-            max_events=max_events,
-            max_bytes=max_bytes,
-        )
-
-    @property
-    def totals(self) -> IngestTotals:
-        return self._book.totals
-
-    @property
-    def pending(self) -> int:
-        return len(self._book.builder)
 
     async def add(self, event: Any) -> None:
         batch = self._book.builder.add(event)

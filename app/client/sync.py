@@ -5,17 +5,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar, Unpack, cast
 
 import httpx
 
-from app.client import batching
 from app.client.backoff import Backoff
 from app.client.binding import sync_method
 from app.client.call import Call, TimeArg
 from app.client.endpoints import annotations as annotation_specs
 from app.client.endpoints import datasets, deliveries, events, monitors, notifiers, tokens
-from app.client.ingest import Ingester
+from app.client.ingest import Ingester, IngesterOptions
 from app.client.models import Page
 from app.client.retrying import Attempts, build_request, resolve
 
@@ -122,24 +121,9 @@ class Client:
         finally:
             response.close()
 
-    def ingester(
-        self,
-        dataset: str,
-        *,
-        timestamp_field: str | None = None,
-        timestamp_format: str | None = None,
-        max_events: int = batching.MAX_EVENTS,
-        max_bytes: int = batching.MAX_BYTES,
-    ) -> Ingester:
+    def ingester(self, dataset: str, **options: Unpack[IngesterOptions]) -> Ingester:
         """A batching ingester for `dataset` (see `Ingester`)."""
-        return Ingester(
-            self,
-            dataset,
-            timestamp_field=timestamp_field,
-            timestamp_format=timestamp_format,
-            max_events=max_events,
-            max_bytes=max_bytes,
-        )
+        return Ingester(self, dataset, **options)
 
     def iterate(self, list_method: Callable[P, Page[T]], *args: P.args, **kwargs: P.kwargs) -> Iterator[T]:
         """Every item of a list, page after page: `client.iterate(client.list_annotations, datasets=["web"])`."""
