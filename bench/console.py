@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import statistics
 import subprocess
@@ -146,7 +147,8 @@ async def main() -> None:
             server.stop()
 
     p, w, s = statistics.median(pages), statistics.median(walls), statistics.median(sqls)
-    print(f"\n{'measure':58} {'median ms':>10} {'min':>8} {'max':>8}")
+    print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {args.runs} runs")
+    print(f"{'measure':58} {'median ms':>10} {'min':>8} {'max':>8}")
     print(f"{'dataset page, server time (Server-Timing total)':58} {p:>10.1f} {min(pages):>8.1f} {max(pages):>8.1f}")
     print(f"{'dataset page, client wall time':58} {w:>10.1f} {min(walls):>8.1f} {max(walls):>8.1f}")
     print(f"{'count query alone (compiled SQL over asyncpg)':58} {s:>10.1f} {min(sqls):>8.1f} {max(sqls):>8.1f}")
