@@ -59,6 +59,8 @@ def window_for(monitor: Monitor, now: datetime, *, settle_seconds: float) -> Win
     # earlier `_sysTime` is seen by the next run rather than missed.
     until = end - timedelta(seconds=settle_seconds)
     since = monitor.match_cursor or until - timedelta(seconds=monitor.interval_seconds)
+    if monitor.disabled_until is not None and since < monitor.disabled_until:
+        since = monitor.disabled_until  # what arrived while the monitor was disabled stays unreported
     since = min(since, until)
     return Window(since - span, end, since, until)
 

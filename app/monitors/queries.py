@@ -86,14 +86,18 @@ def check(type_: str, apl: str, *, now: datetime, range_seconds: int, notify_by_
         raise to_beacon_error(apl, exc) from None
     if type_ == "threshold":
         shape = shape_of(compiled)
-        value_type = compiled.rel.cols[shape.value_name].type
-        if value_type not in NUMERIC and value_type is not T.DYNAMIC:
-            last = query.operators[-1]
+        value = compiled.rel.cols[shape.value_name]
+        last = query.operators[-1]
+        assert isinstance(last, ast.Summarize)
+        first = last.aggregates[0].expr
+        is_set = value.array or (isinstance(first, ast.Call) and first.name == "make_set")
+        if is_set or (value.type not in NUMERIC and value.type is not T.DYNAMIC):
+            value_type = "set" if is_set else value.type.value
             raise to_beacon_error(
                 apl,
                 QueryError(
                     f"the monitor's value is the first aggregation, '{shape.value_name}', which is a "
-                    f"{value_type.value}; a threshold needs a number",
+                    f"{value_type}; a threshold needs a number",
                     last.pos,
                 ),
             )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 import asyncpg
 import msgspec
@@ -27,7 +26,7 @@ from app.db.monitor_event import MonitorEvent
 from app.db.monitor_notifier import MonitorNotifier
 from app.deliveries.sending import DeliveryEnv
 from app.deliveries.service import enqueue
-from app.monitors.evaluation import Observation, Window, iso_range, observe, rules_of, window_for
+from app.monitors.evaluation import Observation, Window, observe, rules_of, window_for
 from app.monitors.state import Change, Series, Step, resize, step_match, step_threshold
 from app.request_ids import new_id
 from app.timefmt import iso_ms
@@ -227,9 +226,3 @@ def _annotate(session: AsyncSession, env: DeliveryEnv, monitor: Monitor, changes
         description="\n".join(lines),
         url=link(env, monitor.id),
     )
-
-
-def summary(report: Report) -> dict[str, Any]:
-    """The range an evaluation covered, as the API shows it."""
-    start, end = iso_range(report.window)
-    return {"start_time": start, "end_time": end}
