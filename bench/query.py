@@ -62,12 +62,12 @@ def make_event(rng: random.Random, t: datetime) -> tuple[datetime, dict[str, Any
     }
 
 
-async def load(url: str, events: int, end: datetime) -> int:
-    """COPY `events` events spread over the 72 hours before `end`; returns the dataset id."""
+async def load(url: str, events: int, end: datetime, hours: float = 72) -> int:
+    """COPY `events` events spread over the `hours` hours before `end`; returns the dataset id."""
     conn = await asyncpg.connect(asyncpg_dsn(url))
     try:
         dataset_id = await conn.fetchval("INSERT INTO datasets (name) VALUES ($1) RETURNING id", DATASET)
-        start = end - timedelta(hours=72)
+        start = end - timedelta(hours=hours)
         day = datetime(start.year, start.month, start.day, tzinfo=UTC)
         while day < end:
             nxt = day + timedelta(days=1)
@@ -77,7 +77,7 @@ async def load(url: str, events: int, end: datetime) -> int:
             )
             day = nxt
         rng = random.Random(42)
-        step = timedelta(hours=72) / events
+        step = timedelta(hours=hours) / events
         batch: list[tuple[Any, ...]] = []
         started = time.perf_counter()
         for i in range(events):
@@ -99,7 +99,7 @@ async def load(url: str, events: int, end: datetime) -> int:
         await conn.close()
 
 
-async def reusable(url: str, events: int) -> tuple[int, datetime] | None:
+async def reusable(url: str, events: int, hours: float = 72) -> tuple[int, datetime] | None:
     """The dataset id and end time of an earlier load of exactly `events` events, if there is one."""
     try:
         conn = await asyncpg.connect(asyncpg_dsn(url))
@@ -117,7 +117,7 @@ async def reusable(url: str, events: int) -> tuple[int, datetime] | None:
         await conn.close()
     if row is None or row[1] != events:
         return None
-    step = timedelta(hours=72) / events
+    step = timedelta(hours=hours) / events
     return int(row[0]), row[2] + step
 
 

@@ -60,8 +60,11 @@ def live_server(settings: Settings) -> Iterator[LiveServer]:
         yield server
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+@pytest.fixture(scope="module")
+def browser(template_database: str) -> Iterator[Any]:
+    # Playwright's sync API keeps an event loop running in this thread while it is open, and asyncio.run()
+    # (migrations, async tests) cannot run beside it: so the template is migrated first, and the browser closes
+    # with its module, before pytest (or an xdist worker) goes on to the async tests.
     if not Path(CHROMIUM).exists():
         if IN_CI:
             pytest.fail(f"CI=true but Chromium is missing at {CHROMIUM}")
