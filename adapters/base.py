@@ -105,7 +105,8 @@ class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     start_time         the evaluated time range (RFC 3339, UTC)
     end_time
     group              the group's field values when the monitor notifies by group ({} otherwise)
-    matches            sample matching events (match_event monitors), at most a handful
+    matches            sample matching events (match_event monitors), at most 10
+    match_count        how many events matched in all (match_event monitors; may exceed len(matches))
     error              the evaluation error (kind error)
     link               where to look (the monitor in Beacon); None when there is no page for it
     time               when it happened (RFC 3339, UTC)
@@ -125,6 +126,7 @@ class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     end_time: str | None = None
     group: dict[str, Any] = msgspec.field(default_factory=dict)
     matches: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    match_count: int | None = None
     error: str | None = None
     link: str | None = None
     time: str = ""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from adapters.base import Event
-from adapters.templating import number
+from adapters.templating import number, oneline, truncate_chars
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -31,6 +31,21 @@ SEVERITY = {"triggered": "critical", "error": "error", "no_data": "warning", "ma
 PRIORITY = {"triggered": "P2", "error": "P3", "no_data": "P3", "matched": "P3", "resolved": "P5"}
 
 
+MATCHES_LISTED = 10
+MATCH_LINE_CHARS = 300
+
+
+def match_line(match: dict[str, Any]) -> str:
+    """One matching event on one line: `_time` first, then `field=value` pairs, cut to a readable length."""
+    parts = [str(match["_time"])] if "_time" in match else []
+    parts.extend(f"{k}={json_text(v)}" for k, v in match.items() if k != "_time")
+    return truncate_chars(oneline(" ".join(parts)), MATCH_LINE_CHARS)
+
+
+def json_text(value: Any) -> str:
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+
+
 def facts(event: Event) -> list[dict[str, str]]:
     """Label/value pairs shown as fields by the chat and e-mail templates (only those that apply)."""
     rows: list[tuple[str, str]] = [("State", event.state)]
@@ -44,7 +59,11 @@ def facts(event: Event) -> list[dict[str, str]]:
     if event.start_time and event.end_time:
         rows.append(("Range", f"{event.start_time} – {event.end_time}"))
     if event.kind == "matched":
-        rows.append(("Matches", str(len(event.matches))))
+        count = event.match_count if event.match_count is not None else len(event.matches)
+        shown = f" ({len(event.matches)} listed)" if count > len(event.matches) else ""
+        rows.append(("Matches", f"{count}{shown}"))
+        if event.matches:
+            rows.append(("Events", "\n".join(match_line(m) for m in event.matches[:MATCHES_LISTED])))
     if event.error:
         rows.append(("Error", event.error))
     if event.query:

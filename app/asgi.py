@@ -23,6 +23,7 @@ from app.deliveries.sending import DeliveryEnv
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
 from app.ingest.controllers import ingest
+from app.monitors.controllers import MonitorController
 from app.notifiers.controllers import NotifierController
 from app.notifiers.service import build_notifier_env
 from app.pagination import CursorCodec
@@ -53,6 +54,7 @@ def route_handlers() -> list[ControllerRouterHandler]:
         QueryController,
         NotifierDeliveryController,
         DeliveryController,
+        MonitorController,
     ]
 
 

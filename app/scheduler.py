@@ -49,11 +49,18 @@ async def _deliveries(app: Litestar) -> None:
     await deliver_due(app.state)
 
 
+async def _monitors(app: Litestar) -> None:
+    from app.monitors.tick import run_tick
+
+    await run_tick(app.state)
+
+
 def job_specs() -> list[JobSpec]:
     return [
         JobSpec("retention", _retention, lambda s: s.retention_interval_seconds),
         # One tick at a time per process; the worker's lanes give the concurrency.
         JobSpec("deliveries", _deliveries, lambda s: s.delivery_poll_seconds),
+        JobSpec("monitors", _monitors, lambda s: s.monitor_tick_seconds),
     ]
 
 

@@ -79,6 +79,13 @@ class Settings:
     delivery_backoff_seconds: float = 2.0
     delivery_backoff_max_seconds: float = 600.0
     http_timeout_seconds: float = 10.0
+    # Monitors: how often the loop looks for due monitors, how many it evaluates at once (per process), the
+    # statement timeout of one evaluation, and how long a match_event monitor waits for an event's request to
+    # be committed before it looks for it by arrival time (`_sysTime`).
+    monitor_tick_seconds: float = 1.0
+    monitor_concurrency: int = 4
+    monitor_query_timeout_seconds: float = 10.0
+    monitor_match_settle_seconds: float = 5.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -146,6 +153,10 @@ class Settings:
             delivery_backoff_seconds=get_float("DELIVERY_BACKOFF_SECONDS", cls.delivery_backoff_seconds),
             delivery_backoff_max_seconds=get_float("DELIVERY_BACKOFF_MAX_SECONDS", cls.delivery_backoff_max_seconds),
             http_timeout_seconds=get_float("HTTP_TIMEOUT_SECONDS", cls.http_timeout_seconds),
+            monitor_tick_seconds=get_float("MONITOR_TICK_SECONDS", cls.monitor_tick_seconds),
+            monitor_concurrency=get_int("MONITOR_CONCURRENCY", cls.monitor_concurrency),
+            monitor_query_timeout_seconds=get_float("MONITOR_QUERY_TIMEOUT_SECONDS", cls.monitor_query_timeout_seconds),
+            monitor_match_settle_seconds=get_float("MONITOR_MATCH_SETTLE_SECONDS", cls.monitor_match_settle_seconds),
         )
 
     @property

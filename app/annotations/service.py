@@ -75,6 +75,33 @@ async def create_annotation(session: AsyncSession, data: AnnotationCreate) -> An
     return to_out(annotation)
 
 
+def add_annotation(
+    session: AsyncSession,
+    *,
+    type_: str,
+    title: str,
+    datasets: Sequence[str],
+    time: datetime,
+    description: str | None = None,
+    url: str | None = None,
+) -> Annotation:
+    """Add an annotation to the session without committing: a monitor's state change writes its annotation in
+    the same transaction as the change. The caller has checked the fields (titles are cut to the limit)."""
+    annotation = Annotation(
+        id=new_id("ann_"),
+        type=type_,
+        title=title[:256],
+        description=description[:2048] if description else None,
+        datasets=_datasets(datasets),
+        time=to_ms(time),
+        end_time=None,
+        url=url,
+        created_at=utcnow(),
+    )
+    session.add(annotation)
+    return annotation
+
+
 async def get_annotation(session: AsyncSession, annotation_id: str) -> Annotation:
     annotation = await session.get(Annotation, annotation_id)
     if annotation is None:

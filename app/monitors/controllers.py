@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Request, delete, get, patch, post
+from litestar.params import QueryParameter
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import principal
+from app.monitors import service
+from app.monitors.schemas import (
+    EvaluateRequest,
+    EvaluationOut,
+    MonitorCreate,
+    MonitorEventOut,
+    MonitorOut,
+    MonitorUpdate,
+)
+from app.monitors.tick import delivery_wake
+from app.pagination import CursorCodec, Limit, ListEnvelope
+
+READ = {"scope": "monitors:read"}
+WRITE = {"scope": "monitors:write"}
+
+
+class MonitorController(Controller):
+    path = "/v1/monitors"
+    tags = ["monitors"]
+
+    @post("/", status_code=201, opt=WRITE)
+    async def create(self, request: Request[Any, Any, Any], db: AsyncSession, data: MonitorCreate) -> MonitorOut:
+        return await service.create_monitor(db, principal(request), data)
+
+    @get("/", opt=READ)
+    async def list(
+        self,
+        db: AsyncSession,
+        codec: CursorCodec,
+        state_: Annotated[str | None, QueryParameter(name="state", description="Only monitors in this state.")] = None,
+        limit: Limit = None,
+        cursor: str | None = None,
+    ) -> ListEnvelope[MonitorOut]:
+        return await service.list_monitors(db, codec, state=state_, limit=limit, cursor=cursor)
+
+    @get("/{monitor_id:str}", opt=READ)
+    async def retrieve(self, db: AsyncSession, monitor_id: str) -> MonitorOut:
+        return await service.render(db, await service.get_monitor(db, monitor_id))
+
+    @patch("/{monitor_id:str}", opt=WRITE)
+    async def update(
+        self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str, data: MonitorUpdate
+    ) -> MonitorOut:
+        return await service.update_monitor(db, principal(request), monitor_id, data)
+
+    @delete("/{monitor_id:str}", status_code=204, opt=WRITE)
+    async def remove(self, db: AsyncSession, monitor_id: str) -> None:
+        await service.delete_monitor(db, monitor_id)
+
+    @post("/{monitor_id:str}/evaluate", status_code=200, opt=READ)
+    async def evaluate(
+        self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str, data: EvaluateRequest | None = None
+    ) -> EvaluationOut:
+        """Evaluate now. `{"dry_run": true}` (monitors:read) changes nothing and notifies no one; a real run
+        (monitors:write) records and notifies like a run of the loop."""
+        state = request.app.state
+        dry_run = data.dry_run if data is not None else False
+        out, deliveries = await service.evaluate_now(
+            db, state.delivery_env, principal(request), monitor_id, dry_run=dry_run
+        )
+        if deliveries and state.settings.run_scheduler:
+            delivery_wake(state)()
+        return out
+
+    @get("/{monitor_id:str}/history", opt=READ)
+    async def history(
+        self, db: AsyncSession, codec: CursorCodec, monitor_id: str, limit: Limit = None, cursor: str | None = None
+    ) -> ListEnvelope[MonitorEventOut]:
+        return await service.history(db, codec, monitor_id, limit=limit, cursor=cursor)

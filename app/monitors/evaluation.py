@@ -1,0 +1,208 @@
+"""Run a monitor's query for one window and say what it observed: the values per group (threshold), the new
+matching events (match_event), or why the query failed.
+
+Runs on the evaluating transaction's own connection, inside a savepoint: a failing query (a bad regular
+expression on the data, the statement timeout) is rolled back to the savepoint and reported as the monitor's
+`error`, and the transaction goes on to record it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import asyncpg
+import orjson
+
+from app.db.monitor import Monitor
+from app.monitors import queries
+from app.monitors.state import Failed, Rules, Values
+from app.query.compiler import Statement
+from app.query.errors import QueryError, line_column
+from app.query.render import table_result
+from app.timefmt import iso_ms
+
+MAX_ROWS = 50_000  # rows of one threshold result (groups x time bins)
+MAX_GROUPS = 1000  # groups one monitor keeps a state for
+SAMPLE = 10  # matching events listed per message
+FIELDS_PER_MATCH = 50
+TEXT_PER_VALUE = 500
+SAVEPOINT = "monitor_eval"
+
+
+@dataclass(frozen=True)
+class Window:
+    """The evaluated `_time` range [start, end); for match_event also the arrival range [since, until)."""
+
+    start: datetime
+    end: datetime
+    since: datetime | None = None
+    until: datetime | None = None
+
+    @property
+    def shown(self) -> tuple[datetime, datetime]:
+        """The range a message names: the arrival range of a match, else the time range."""
+        if self.since is not None and self.until is not None:
+            return self.since, self.until
+        return self.start, self.end
+
+
+def window_for(monitor: Monitor, now: datetime, *, settle_seconds: float) -> Window:
+    end = now - timedelta(seconds=monitor.delay_seconds)
+    span = timedelta(seconds=monitor.range_seconds)
+    if monitor.type == "threshold":
+        return Window(end - span, end)
+    # Events are reported once, by arrival: from where the previous run stopped (after downtime, that covers
+    # the whole gap in one run) up to `settle` before now, so that a request still being committed with an
+    # earlier `_sysTime` is seen by the next run rather than missed.
+    until = end - timedelta(seconds=settle_seconds)
+    since = monitor.match_cursor or until - timedelta(seconds=monitor.interval_seconds)
+    if monitor.disabled_until is not None and since < monitor.disabled_until:
+        since = monitor.disabled_until  # what arrived while the monitor was disabled stays unreported
+    since = min(since, until)
+    return Window(since - span, end, since, until)
+
+
+@dataclass
+class Observation:
+    """What one run saw. `result` feeds the state machine."""
+
+    result: Values | Failed | int
+    matches: list[dict[str, Any]] = field(default_factory=list)
+    match_count: int | None = None
+
+    @property
+    def error(self) -> str | None:
+        return self.result.error if isinstance(self.result, Failed) else None
+
+
+def rules_of(monitor: Monitor) -> Rules:
+    assert monitor.operator is not None and monitor.threshold is not None
+    return Rules(
+        operator=monitor.operator,
+        threshold=monitor.threshold,
+        m=monitor.trigger_m,
+        n=monitor.trigger_n,
+        resolvable=monitor.resolvable,
+        alert_on_no_data=monitor.alert_on_no_data,
+        grouped=monitor.notify_by_group,
+    )
+
+
+def _failure(exc: Exception, apl: str, timeout: float) -> Failed:
+    if isinstance(exc, asyncpg.exceptions.QueryCanceledError):
+        return Failed(f"the query ran longer than the {timeout:g} s statement timeout")
+    if isinstance(exc, QueryError):
+        line, column = line_column(apl, exc.pos)
+        return Failed(f"line {line}, column {column}: {exc.message}")
+    if isinstance(exc, asyncpg.exceptions.DataError):
+        return Failed(f"the query failed on the data: {exc}")
+    return Failed(f"the query failed: {exc}")
+
+
+async def _fetch(conn: asyncpg.Connection, statement: Statement) -> list[asyncpg.Record]:
+    return list(await conn.fetch(statement.sql, *statement.args))
+
+
+async def observe(
+    conn: asyncpg.Connection,
+    monitor: Monitor,
+    dataset_id: int | None,
+    window: Window,
+    now: datetime,
+    *,
+    statement_timeout: float,
+) -> Observation:
+    """Run the query (nothing when the dataset does not exist yet: no events, no data)."""
+    await conn.execute(
+        f"SET LOCAL statement_timeout = {max(1, round(statement_timeout * 1000))}; SAVEPOINT {SAVEPOINT}"
+    )
+    try:
+        if monitor.type == "threshold":
+            return await _threshold(conn, monitor, dataset_id, window, now)
+        return await _match(conn, monitor, dataset_id, window, now)
+    except (asyncpg.PostgresError, QueryError) as exc:
+        if isinstance(exc, asyncpg.PostgresError):
+            await conn.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
+        return Observation(_failure(exc, monitor.apl, statement_timeout))
+
+
+async def _threshold(
+    conn: asyncpg.Connection, monitor: Monitor, dataset_id: int | None, window: Window, now: datetime
+) -> Observation:
+    if dataset_id is None:
+        return Observation(Values({}))
+    compiled, shape = queries.threshold_query(monitor.apl, now=now, start=window.start, end=window.end)
+    statement = compiled.statement(dataset_id, limit=MAX_ROWS + 1, newest_first=False)
+    records = await _fetch(conn, statement)
+    if len(records) > MAX_ROWS:
+        return Observation(
+            Failed(f"the query returned more than {MAX_ROWS:,} rows; summarize into fewer groups or bins")
+        )
+    _, rows = table_result(records, statement.layout)
+    return Observation(values(rows, shape, rules_of(monitor), grouped=monitor.notify_by_group))
+
+
+def values(rows: Sequence[Sequence[Any]], shape: queries.Shape, rules: Rules, *, grouped: bool) -> Values | Failed:
+    """Per series key, the group and its value most in breach; rows whose value is null are no data."""
+    found: dict[str, tuple[dict[str, Any], list[float]]] = {}
+    for row in rows:
+        raw = row[shape.value_index]
+        if raw is None:
+            continue
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            return Failed(f"the value '{shape.value_name}' is not a number: {orjson.dumps(raw).decode()[:100]}")
+        group = (
+            {name: row[i] for name, i in zip(shape.group_names, shape.group_indexes, strict=True)} if grouped else {}
+        )
+        key = orjson.dumps(group, option=orjson.OPT_SORT_KEYS).decode() if grouped else ""
+        entry = found.get(key)
+        if entry is None:
+            if len(found) >= MAX_GROUPS:
+                return Failed(f"the query has more than {MAX_GROUPS:,} groups; a monitor keeps state for at most that")
+            found[key] = entry = (group, [])
+        entry[1].append(float(raw))
+    return Values({key: (group, rules.worst(vals)) for key, (group, vals) in found.items()})
+
+
+async def _match(
+    conn: asyncpg.Connection, monitor: Monitor, dataset_id: int | None, window: Window, now: datetime
+) -> Observation:
+    assert window.since is not None and window.until is not None
+    if dataset_id is None or window.since >= window.until:
+        return Observation(0, [], 0)
+    rows_query, count_query = queries.match_queries(
+        monitor.apl, now=now, start=window.start, end=window.end, since=window.since, until=window.until
+    )
+    statement = rows_query.statement(dataset_id, limit=SAMPLE + 1, newest_first=True)
+    records = await _fetch(conn, statement)
+    count = len(records)
+    if count > SAMPLE:
+        counted = await _fetch(conn, count_query.statement(dataset_id, limit=None, newest_first=False))
+        count = int(counted[0][0])
+    columns, rows = table_result(records[:SAMPLE], statement.layout)
+    names = [c["name"] for c in columns]
+    return Observation(count, [_trimmed(names, row) for row in rows], count)
+
+
+def _trimmed(names: list[str], row: Sequence[Any]) -> dict[str, Any]:
+    """A matching event as a message shows it: its non-null fields, long text cut (an event may be 1 MB)."""
+    out: dict[str, Any] = {}
+    for name, value in zip(names, row, strict=True):
+        if value is None:
+            continue
+        if len(out) >= FIELDS_PER_MATCH:
+            break
+        if isinstance(value, (dict, list)):
+            value = orjson.dumps(value).decode()
+        if isinstance(value, str) and len(value) > TEXT_PER_VALUE:
+            value = value[: TEXT_PER_VALUE - 1] + "…"
+        out[name] = value
+    return out
+
+
+def iso_range(window: Window) -> tuple[str, str]:
+    start, end = window.shown
+    return iso_ms(start), iso_ms(end)

@@ -1,0 +1,228 @@
+"""One evaluation of one monitor, as one outbox transaction.
+
+The caller holds the monitor row locked (`FOR UPDATE`; `SKIP LOCKED` in the scheduler's claim) in the session's
+transaction and commits afterwards: the query, the new state, the monitor events, the annotation and one
+delivery per routed notifier all land in that one commit, or none of them do. So a change is recorded and
+notified exactly once however many server processes run the loop, and a process that dies mid-evaluation
+leaves the monitor due, with nothing half-written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import asyncpg
+import msgspec
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from adapters.base import Event
+from adapters.context import OPERATOR_WORDS
+from adapters.templating import number
+from app.annotations.service import add_annotation
+from app.db.monitor import Monitor
+from app.db.monitor_event import MonitorEvent
+from app.db.monitor_notifier import MonitorNotifier
+from app.deliveries.sending import DeliveryEnv
+from app.deliveries.service import enqueue
+from app.monitors.evaluation import Observation, Window, observe, rules_of, window_for
+from app.monitors.state import Change, Series, Step, resize, step_match, step_threshold
+from app.request_ids import new_id
+from app.timefmt import iso_ms
+
+KIND_WORDS = {"triggered": "alerting", "resolved": "resolved", "no_data": "no data", "error": "error"}
+
+
+@dataclass
+class Report:
+    """What one evaluation found and did (for the evaluate endpoint and the scheduler's bookkeeping)."""
+
+    monitor: Monitor
+    now: datetime
+    window: Window
+    before: str
+    step: Step
+    observation: Observation
+    events: list[MonitorEvent] = field(default_factory=list)
+    notifier_ids: list[str] = field(default_factory=list)
+    deliveries: int = 0
+
+
+def link(env: DeliveryEnv, monitor_id: str) -> str:
+    return f"{env.settings.base_url}/v1/monitors/{monitor_id}"
+
+
+def next_due(due: datetime, now: datetime, interval_seconds: int) -> datetime:
+    """The next run on the monitor's own cadence, after `now`: runs missed while nothing ran (downtime, a
+    disabled period) are skipped, not replayed; the run that was just made covered the gap."""
+    step = timedelta(seconds=interval_seconds)
+    if due + step > now:
+        return due + step
+    return due + step * ((now - due) // step + 1)
+
+
+async def driver_connection(session: AsyncSession) -> asyncpg.Connection:
+    """The asyncpg connection under the session's transaction (the query runs on it as plain records)."""
+    raw = await (await session.connection()).get_raw_connection()
+    conn: asyncpg.Connection = raw.driver_connection
+    return conn
+
+
+async def routes(session: AsyncSession, monitor_id: str) -> list[str]:
+    stmt = (
+        select(MonitorNotifier.notifier_id)
+        .where(MonitorNotifier.monitor_id == monitor_id)
+        .order_by(MonitorNotifier.position)
+    )
+    return list((await session.execute(stmt)).scalars())
+
+
+def series_of(monitor: Monitor) -> dict[str, Series]:
+    return resize(msgspec.convert(monitor.series or {}, dict[str, Series]), monitor.trigger_n)
+
+
+async def evaluate(
+    session: AsyncSession,
+    env: DeliveryEnv,
+    monitor: Monitor,
+    dataset_id: int | None,
+    *,
+    now: datetime,
+    scheduled: bool,
+    dry_run: bool = False,
+) -> Report:
+    """Evaluate the locked `monitor` at `now`; unless `dry_run`, add everything it changes to the session
+    (the caller commits). `scheduled`: a run of the loop (it moves the schedule on), not an on-demand one."""
+    settings = env.settings
+    window = window_for(monitor, now, settle_seconds=settings.monitor_match_settle_seconds)
+    conn = await driver_connection(session)
+    observed = await observe(
+        conn, monitor, dataset_id, window, now, statement_timeout=settings.monitor_query_timeout_seconds
+    )
+    before = monitor.state
+    if monitor.type == "threshold":
+        step = step_threshold(before, series_of(monitor), observed.result, rules_of(monitor))  # type: ignore[arg-type]
+    else:
+        step = step_match(before, observed.result, monitor.resolvable)  # type: ignore[arg-type]
+    report = Report(monitor, now, window, before, step, observed)
+    if any(c.notify for c in step.changes):
+        report.notifier_ids = await routes(session, monitor.id)
+    report.events = [_event_row(monitor, change, window, observed, now, dry_run) for change in step.changes]
+    if dry_run:
+        return report
+    _apply(monitor, report, scheduled)
+    for row, change in zip(report.events, step.changes, strict=True):
+        session.add(row)
+        if change.notify:
+            message = _message(env, monitor, change, row, observed)
+            row.delivery_ids = [
+                enqueue(session, env, notifier_id=n, event=message, monitor_id=monitor.id, monitor_event_id=row.id).id
+                for n in report.notifier_ids
+            ]
+            report.deliveries += len(row.delivery_ids)
+    changed = [c for c in step.changes if c.kind != "matched"]
+    if changed:
+        _annotate(session, env, monitor, changed, now)
+    return report
+
+
+def _apply(monitor: Monitor, report: Report, scheduled: bool) -> None:
+    step, observed = report.step, report.observation
+    monitor.state = step.state
+    monitor.series = msgspec.to_builtins(step.series)
+    monitor.last_value = step.value
+    monitor.last_error = observed.error
+    monitor.last_evaluated_at = report.now
+    if monitor.type == "match_event" and observed.error is None:
+        monitor.match_cursor = report.window.until  # reported up to here; a failed run reports it next time
+    if scheduled:
+        monitor.last_due_at = monitor.next_evaluation_at
+        monitor.next_evaluation_at = next_due(monitor.next_evaluation_at, report.now, monitor.interval_seconds)
+
+
+def _event_row(
+    monitor: Monitor, change: Change, window: Window, observed: Observation, now: datetime, dry_run: bool
+) -> MonitorEvent:
+    start, end = window.shown
+    matched = change.kind == "matched"
+    return MonitorEvent(
+        id=None if dry_run else new_id("mev_"),
+        monitor_id=monitor.id,
+        kind=change.kind,
+        state=change.state,
+        value=change.value,
+        threshold=monitor.threshold,
+        group_values=change.group,
+        start_time=start,
+        end_time=end,
+        match_count=observed.match_count if matched else None,
+        matches=observed.matches if matched else [],
+        error=observed.error if change.kind == "error" else None,
+        delivery_ids=[],
+        time=now,
+    )
+
+
+def _message(env: DeliveryEnv, monitor: Monitor, change: Change, row: MonitorEvent, observed: Observation) -> Event:
+    start, end = iso_range_of(row)
+    return Event(
+        kind=change.kind,
+        monitor_id=monitor.id,
+        monitor_event_id=row.id,
+        monitor_name=monitor.name,
+        description=monitor.description,
+        state=change.state,  # type: ignore[arg-type]
+        value=change.value,
+        threshold=monitor.threshold,
+        operator=monitor.operator,
+        query=monitor.apl,
+        start_time=start,
+        end_time=end,
+        group=change.group,
+        matches=row.matches,
+        match_count=row.match_count,
+        error=row.error,
+        link=link(env, monitor.id),
+        time=iso_ms(row.time),
+    )
+
+
+def iso_range_of(row: MonitorEvent) -> tuple[str | None, str | None]:
+    return (
+        iso_ms(row.start_time) if row.start_time else None,
+        iso_ms(row.end_time) if row.end_time else None,
+    )
+
+
+def _describe(monitor: Monitor, change: Change) -> str:
+    parts: list[str] = []
+    if change.value is not None and monitor.threshold is not None:
+        words = OPERATOR_WORDS.get(monitor.operator or "", monitor.operator or "")
+        parts.append(f"value {number(change.value)} (threshold: {words} {number(monitor.threshold)})")
+    if change.group:
+        parts.append(", ".join(f"{k}={v}" for k, v in change.group.items()))
+    return f"{KIND_WORDS[change.kind]}" + (f": {'; '.join(parts)}" if parts else "")
+
+
+def _annotate(session: AsyncSession, env: DeliveryEnv, monitor: Monitor, changes: list[Change], now: datetime) -> None:
+    """One `monitor` annotation per evaluation that changed state, on the dataset the query reads."""
+    if len(changes) == 1:
+        title = f"{monitor.name}: {KIND_WORDS[changes[0].kind]}"
+    else:
+        counts: dict[str, int] = {}
+        for c in changes:
+            counts[KIND_WORDS[c.kind]] = counts.get(KIND_WORDS[c.kind], 0) + 1
+        title = f"{monitor.name}: " + ", ".join(f"{n} {word}" for word, n in counts.items())
+    lines = [_describe(monitor, c) for c in changes[:20]]
+    if len(changes) > 20:
+        lines.append(f"… and {len(changes) - 20} more")
+    add_annotation(
+        session,
+        type_="monitor",
+        title=title,
+        datasets=[monitor.dataset],
+        time=now,
+        description="\n".join(lines),
+        url=link(env, monitor.id),
+    )

@@ -1,0 +1,408 @@
+"""Creating, listing, changing, deleting and evaluating monitors; their history."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import Principal
+from app.db.dataset import Dataset
+from app.db.monitor import Monitor
+from app.db.monitor_event import MonitorEvent
+from app.db.monitor_notifier import MonitorNotifier
+from app.db.notifier import Notifier
+from app.deliveries.sending import DeliveryEnv
+from app.errors import BeaconError, not_found
+from app.monitors import queries, runner
+from app.monitors.evaluation import iso_range
+from app.monitors.schemas import (
+    STATES,
+    EvaluationOut,
+    GroupOut,
+    MonitorCreate,
+    MonitorEventOut,
+    MonitorOut,
+    MonitorUpdate,
+    TriggerAfter,
+    TriggerAfterOut,
+)
+from app.pagination import CursorCodec, ListEnvelope, paginate
+from app.request_ids import new_id
+from app.timefmt import iso_ms, iso_ms_or_none, utcnow
+from app.timeparams import to_ms
+
+FIRST_RUN_SPREAD_SECONDS = 60  # new monitors start within min(interval, this): many made at once do not run in step
+
+
+@dataclass
+class Definition:
+    """The user-settable fields of a monitor, as checked together (at creation and after a patch)."""
+
+    name: str
+    description: str | None
+    type: str
+    apl: str
+    operator: str | None
+    threshold: float | None
+    interval_seconds: int
+    range_seconds: int
+    delay_seconds: int
+    alert_on_no_data: bool
+    notify_by_group: bool
+    resolvable: bool
+    trigger_after: TriggerAfter
+    disabled_until: datetime | None
+
+
+def _check(d: Definition, who: Principal, now: datetime) -> str:
+    """Raise the first problem with `d` as a 400 naming the field; return the dataset the query reads."""
+    if d.type == "threshold":
+        for name in ("operator", "threshold"):
+            if getattr(d, name) is None:
+                raise BeaconError("missing_field", f"A threshold monitor needs `{name}`.", param=name)
+    else:
+        for name in ("operator", "threshold"):
+            if getattr(d, name) is not None:
+                raise BeaconError("invalid_field", f"`{name}` applies to threshold monitors only.", param=name)
+        only_threshold = {
+            "alert_on_no_data": d.alert_on_no_data,
+            "notify_by_group": d.notify_by_group,
+            "trigger_after": (d.trigger_after.m, d.trigger_after.n) != (1, 1),
+        }
+        for name, set_ in only_threshold.items():
+            if set_:
+                raise BeaconError(
+                    "invalid_field",
+                    f"`{name}` applies to threshold monitors only: a match_event monitor notifies every run that "
+                    "finds new events.",
+                    param=name,
+                )
+    if d.trigger_after.m > d.trigger_after.n:
+        raise BeaconError(
+            "invalid_field", "`trigger_after.m` must not be greater than `trigger_after.n`.", param="trigger_after.m"
+        )
+    query = queries.check(d.type, d.apl, now=now, range_seconds=d.range_seconds, notify_by_group=d.notify_by_group)
+    # A monitor reads its dataset on the token holder's behalf: a dataset-limited token may not watch others.
+    who.require_dataset(query.dataset)
+    return query.dataset
+
+
+async def _check_notifiers(session: AsyncSession, ids: Sequence[str]) -> list[str]:
+    unique = list(dict.fromkeys(ids))
+    if not unique:
+        return unique
+    found = set((await session.execute(select(Notifier.id).where(Notifier.id.in_(unique)))).scalars())
+    missing = [i for i in unique if i not in found]
+    if missing:
+        raise BeaconError("invalid_field", f"Unknown notifier id(s): {', '.join(missing)}.", param="notifier_ids")
+    return unique
+
+
+def _set_routes(session: AsyncSession, monitor_id: str, notifier_ids: list[str]) -> None:
+    for position, notifier_id in enumerate(notifier_ids):
+        session.add(MonitorNotifier(monitor_id=monitor_id, notifier_id=notifier_id, position=position))
+
+
+async def _commit_routes(session: AsyncSession) -> None:
+    """Commit; a notifier deleted between the check and the commit is the same 400 as an unknown one."""
+    try:
+        await session.commit()
+    except IntegrityError:
+        await session.rollback()
+        raise BeaconError(
+            "invalid_field", "A notifier in `notifier_ids` was just deleted.", param="notifier_ids"
+        ) from None
+
+
+def to_out(m: Monitor, notifier_ids: list[str]) -> MonitorOut:
+    return MonitorOut(
+        id=m.id,
+        name=m.name,
+        description=m.description,
+        type=m.type,
+        apl=m.apl,
+        dataset=m.dataset,
+        operator=m.operator,
+        threshold=m.threshold,
+        interval_seconds=m.interval_seconds,
+        range_seconds=m.range_seconds,
+        delay_seconds=m.delay_seconds,
+        notifier_ids=notifier_ids,
+        alert_on_no_data=m.alert_on_no_data,
+        notify_by_group=m.notify_by_group,
+        resolvable=m.resolvable,
+        trigger_after=TriggerAfterOut(m.trigger_m, m.trigger_n),
+        disabled_until=iso_ms_or_none(m.disabled_until),
+        state=m.state,
+        last_value=m.last_value,
+        last_error=m.last_error,
+        last_evaluated_at=iso_ms_or_none(m.last_evaluated_at),
+        next_evaluation_at=iso_ms(m.next_evaluation_at),
+        created_at=iso_ms(m.created_at),
+        updated_at=iso_ms(m.updated_at),
+    )
+
+
+async def _routes_of(session: AsyncSession, monitor_ids: Sequence[str]) -> dict[str, list[str]]:
+    stmt = (
+        select(MonitorNotifier.monitor_id, MonitorNotifier.notifier_id)
+        .where(MonitorNotifier.monitor_id.in_(list(monitor_ids)))
+        .order_by(MonitorNotifier.monitor_id, MonitorNotifier.position)
+    )
+    found: dict[str, list[str]] = {i: [] for i in monitor_ids}
+    for monitor_id, notifier_id in (await session.execute(stmt)).all():
+        found[monitor_id].append(notifier_id)
+    return found
+
+
+async def render(session: AsyncSession, monitor: Monitor) -> MonitorOut:
+    return to_out(monitor, (await _routes_of(session, [monitor.id]))[monitor.id])
+
+
+def _definition(data: MonitorCreate) -> Definition:
+    return Definition(
+        name=data.name,
+        description=data.description,
+        type=data.type,
+        apl=data.apl,
+        operator=data.operator,
+        threshold=data.threshold,
+        interval_seconds=data.interval_seconds,
+        range_seconds=data.range_seconds if data.range_seconds is not None else data.interval_seconds,
+        delay_seconds=data.delay_seconds,
+        alert_on_no_data=data.alert_on_no_data,
+        notify_by_group=data.notify_by_group,
+        resolvable=data.resolvable,
+        trigger_after=data.trigger_after,
+        disabled_until=to_ms(data.disabled_until) if data.disabled_until else None,
+    )
+
+
+def _assign(monitor: Monitor, d: Definition, dataset: str) -> None:
+    monitor.name = d.name
+    monitor.description = d.description
+    monitor.type = d.type
+    monitor.apl = d.apl
+    monitor.dataset = dataset
+    monitor.operator = d.operator
+    monitor.threshold = d.threshold
+    monitor.interval_seconds = d.interval_seconds
+    monitor.range_seconds = d.range_seconds
+    monitor.delay_seconds = d.delay_seconds
+    monitor.alert_on_no_data = d.alert_on_no_data
+    monitor.notify_by_group = d.notify_by_group
+    monitor.resolvable = d.resolvable
+    monitor.trigger_m = d.trigger_after.m
+    monitor.trigger_n = d.trigger_after.n
+    monitor.disabled_until = d.disabled_until
+
+
+async def create_monitor(session: AsyncSession, who: Principal, data: MonitorCreate) -> MonitorOut:
+    now = utcnow()
+    d = _definition(data)
+    dataset = _check(d, who, now)
+    notifier_ids = await _check_notifiers(session, data.notifier_ids)
+    spread = min(d.interval_seconds, FIRST_RUN_SPREAD_SECONDS)
+    monitor = Monitor(
+        id=new_id("mon_"),
+        state="ok",
+        series={},
+        last_value=None,
+        last_error=None,
+        last_evaluated_at=None,
+        last_due_at=None,
+        next_evaluation_at=now + timedelta(seconds=random.uniform(0, spread)),
+        match_cursor=None,
+        created_at=now,
+        updated_at=now,
+    )
+    _assign(monitor, d, dataset)
+    session.add(monitor)
+    await session.flush()  # the monitor row before its routes (foreign key)
+    _set_routes(session, monitor.id, notifier_ids)
+    await _commit_routes(session)
+    return to_out(monitor, notifier_ids)
+
+
+async def get_monitor(session: AsyncSession, monitor_id: str, *, for_update: bool = False) -> Monitor:
+    stmt = select(Monitor).where(Monitor.id == monitor_id)
+    if for_update:
+        stmt = stmt.with_for_update()
+    monitor = (await session.execute(stmt)).scalar_one_or_none()
+    if monitor is None:
+        raise not_found("monitor", monitor_id)
+    return monitor
+
+
+async def list_monitors(
+    session: AsyncSession, codec: CursorCodec, *, state: str | None, limit: int | None, cursor: str | None
+) -> ListEnvelope[MonitorOut]:
+    if state is not None and state not in STATES:
+        raise BeaconError(
+            "invalid_parameter", f"`state` must be one of {', '.join(STATES)}; got {state!r}.", param="state"
+        )
+    stmt = select(Monitor)
+    if state is not None:
+        stmt = stmt.where(Monitor.state == state)
+    page: ListEnvelope[Monitor] = await paginate(
+        session,
+        stmt,
+        codec=codec,
+        scope=f"monitors:{msgspec.json.encode([state]).decode()}",
+        keys=(Monitor.created_at, Monitor.id),
+        render=lambda m: m,
+        limit=limit,
+        cursor=cursor,
+    )
+    routes = await _routes_of(session, [m.id for m in page.data])
+    return ListEnvelope(
+        data=[to_out(m, routes[m.id]) for m in page.data], has_more=page.has_more, next_cursor=page.next_cursor
+    )
+
+
+async def update_monitor(session: AsyncSession, who: Principal, monitor_id: str, data: MonitorUpdate) -> MonitorOut:
+    monitor = await get_monitor(session, monitor_id, for_update=True)
+    if data.type is not UNSET and data.type != monitor.type:
+        raise BeaconError(
+            "invalid_field", "A monitor's `type` cannot change; create a new monitor instead.", param="type"
+        )
+    now = utcnow()
+    current = Definition(
+        name=monitor.name,
+        description=monitor.description,
+        type=monitor.type,
+        apl=monitor.apl,
+        operator=monitor.operator,
+        threshold=monitor.threshold,
+        interval_seconds=monitor.interval_seconds,
+        range_seconds=monitor.range_seconds,
+        delay_seconds=monitor.delay_seconds,
+        alert_on_no_data=monitor.alert_on_no_data,
+        notify_by_group=monitor.notify_by_group,
+        resolvable=monitor.resolvable,
+        trigger_after=TriggerAfter(m=monitor.trigger_m, n=monitor.trigger_n),
+        disabled_until=monitor.disabled_until,
+    )
+    changes: dict[str, Any] = {
+        name: getattr(data, name)
+        for name in Definition.__dataclass_fields__
+        if name != "type" and getattr(data, name) is not UNSET
+    }
+    if changes.get("disabled_until") is not None:
+        changes["disabled_until"] = to_ms(changes["disabled_until"])
+    d = Definition(**{**current.__dict__, **changes})
+    dataset = _check(d, who, now)
+    _assign(monitor, d, dataset)
+    monitor.series = msgspec.to_builtins(runner.series_of(monitor))  # M of N changed: keep the last N
+    # A shorter interval takes effect now, not after the longer one has run out.
+    monitor.next_evaluation_at = min(monitor.next_evaluation_at, now + timedelta(seconds=monitor.interval_seconds))
+    monitor.updated_at = now
+    if data.notifier_ids is not UNSET:
+        notifier_ids = await _check_notifiers(session, data.notifier_ids)
+        await session.execute(delete(MonitorNotifier).where(MonitorNotifier.monitor_id == monitor.id))
+        _set_routes(session, monitor.id, notifier_ids)
+    await _commit_routes(session)
+    return await render(session, monitor)
+
+
+async def delete_monitor(session: AsyncSession, monitor_id: str) -> None:
+    monitor = await get_monitor(session, monitor_id, for_update=True)
+    await session.delete(monitor)
+    await session.commit()
+
+
+def event_out(e: MonitorEvent) -> MonitorEventOut:
+    return MonitorEventOut(
+        id=e.id,
+        monitor_id=e.monitor_id,
+        kind=e.kind,
+        state=e.state,
+        value=e.value,
+        threshold=e.threshold,
+        group=e.group_values,
+        time=iso_ms(e.time),
+        start_time=iso_ms_or_none(e.start_time),
+        end_time=iso_ms_or_none(e.end_time),
+        match_count=e.match_count,
+        matches=e.matches,
+        error=e.error,
+        deliveries=list(e.delivery_ids),
+    )
+
+
+async def history(
+    session: AsyncSession, codec: CursorCodec, monitor_id: str, *, limit: int | None, cursor: str | None
+) -> ListEnvelope[MonitorEventOut]:
+    await get_monitor(session, monitor_id)
+    return await paginate(
+        session,
+        select(MonitorEvent).where(MonitorEvent.monitor_id == monitor_id),
+        codec=codec,
+        scope=f"monitor-history:{monitor_id}",
+        keys=(MonitorEvent.time, MonitorEvent.id),
+        render=event_out,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+async def dataset_id(session: AsyncSession, name: str) -> int | None:
+    found = await session.execute(select(Dataset.id).where(Dataset.name == name))
+    return found.scalar_one_or_none()
+
+
+async def evaluate_now(
+    session: AsyncSession, env: DeliveryEnv, who: Principal, monitor_id: str, *, dry_run: bool
+) -> tuple[EvaluationOut, int]:
+    """Evaluate at once, waiting for a run of the loop in progress to finish (the row lock). Returns the
+    outcome and how many deliveries it queued."""
+    if not dry_run:
+        who.require_scope("monitors:write")
+    monitor = await get_monitor(session, monitor_id, for_update=True)
+    # The evaluation's matches and values are the dataset's data: a dataset-limited token sees only its own.
+    who.require_dataset(monitor.dataset)
+    report = await runner.evaluate(
+        session,
+        env,
+        monitor,
+        await dataset_id(session, monitor.dataset),
+        now=utcnow(),
+        scheduled=False,
+        dry_run=dry_run,
+    )
+    out = _evaluation_out(report, dry_run)
+    if dry_run:
+        await session.rollback()
+    else:
+        await session.commit()
+    return out, report.deliveries
+
+
+def _evaluation_out(report: runner.Report, dry_run: bool) -> EvaluationOut:
+    start, end = iso_range(report.window)
+    observed = report.observation
+    return EvaluationOut(
+        monitor_id=report.monitor.id,
+        dry_run=dry_run,
+        time=iso_ms(report.now),
+        start_time=start,
+        end_time=end,
+        previous_state=report.before,
+        state=report.step.state,
+        value=report.step.value,
+        error=observed.error,
+        groups=[GroupOut(group=s.group, state=s.state, value=s.value) for s in report.step.series.values()],
+        match_count=observed.match_count,
+        matches=observed.matches,
+        events=[event_out(e) for e in report.events],
+        notifier_ids=report.notifier_ids,
+    )

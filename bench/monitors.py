@@ -1,0 +1,346 @@
+"""Benchmark: 1,000 threshold monitors on a 10-second interval in one `beacon serve`, over a dataset receiving
+events, notifying a local webhook receiver.
+
+Reports
+- evaluation lag (due -> evaluated) p50/p99, from every evaluation in the measured window (the loop records
+  `last_due_at` and `last_evaluated_at` on the monitor row; the bench polls them);
+- trigger -> webhook-received latency p50/p99: the monitor event's time (in the webhook body) to the moment the
+  receiver read the request, for every triggered and resolved message;
+- baselines measured in the same run: the same monitor query run bare through asyncpg (4 connections) against
+  the loop's own evaluation rate when all 1,000 monitors are due at once; and bare HTTP POSTs to the same
+  receiver against the delivery latency.
+
+Targets on this machine: lag p99 < 2 s, delivery p99 < 1 s.
+
+Needs a PostgreSQL server (a scratch database is created and dropped). Run from the repository root:
+    .venv/bin/python bench/monitors.py [--monitors 1000] [--seconds 60] [--warmup 25]
+with BEACON_BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import asyncpg
+import httpx
+
+from app.db.migrate import upgrade
+from app.settings import asyncpg_dsn
+
+ROOT = Path(__file__).resolve().parent.parent
+BEACON = str(Path(sys.executable).parent / "beacon")
+KEYS = 50  # monitors watch key i % 50: 20 monitors per key
+BASE_RATE = 1.0  # events per second per key: about 10 per 10-second range
+HOT_RATE = 6.0  # extra events per second for the hot key: about 70 per range
+THRESHOLD = 30
+HOT_SECONDS = 12  # a key stays hot this long; a new key turns hot every HOT_EVERY seconds
+HOT_EVERY = 6
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Receiver:
+    """A minimal HTTP/1.1 server: records when each webhook arrived and what it reported."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[float, dict]] = []
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/hook"
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                headers = {
+                    k.strip().lower(): v.strip()
+                    for k, _, v in (ln.partition(":") for ln in head.decode("latin-1").split("\r\n")[1:] if ln)
+                }
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                arrived = time.time()
+                if body:
+                    self.got.append((arrived, json.loads(body)))
+                writer.write(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+async def feed(http: httpx.AsyncClient, base: str, stop: asyncio.Event) -> int:
+    """Events for every key at the base rate, plus a rotating hot key; a batch every 0.5 s."""
+    sent = 0
+    started = time.monotonic()
+    while not stop.is_set():
+        elapsed = time.monotonic() - started
+        hot = {int(elapsed // HOT_EVERY) % KEYS, int((elapsed - HOT_SECONDS / 2) // HOT_EVERY) % KEYS}
+        batch = [
+            {"k": k, "status": 200, "duration_ms": random.randint(1, 500)}
+            for k in range(KEYS)
+            if random.random() < BASE_RATE / 2
+        ]
+        for k in hot:
+            batch += [{"k": k, "status": 500, "duration_ms": 900} for _ in range(int(HOT_RATE / 2))]
+        r = await http.post(f"{base}/v1/ingest/bench", json=batch)
+        r.raise_for_status()
+        sent += len(batch)
+        try:
+            await asyncio.wait_for(stop.wait(), 0.5)
+        except TimeoutError:
+            pass
+    return sent
+
+
+def query_for(i: int) -> str:
+    return f"['bench'] | where k == {i % KEYS} | summarize count()"
+
+
+async def bare_queries(dsn: str, n: int) -> float:
+    """Baseline: the monitors' compiled SQL run directly, 4 connections; queries per second."""
+    from app.query.compiler import Compiled
+    from app.query.parser import parse
+    from app.timefmt import utcnow
+
+    conns = [await asyncpg.connect(dsn) for _ in range(4)]
+    dataset_id = await conns[0].fetchval("SELECT id FROM datasets WHERE name = 'bench'")
+    now = utcnow()
+    from datetime import timedelta
+
+    statements = [
+        Compiled(parse(query_for(i)), now=now, start=now - timedelta(seconds=10), end=now).statement(
+            dataset_id, limit=50_001, newest_first=False
+        )
+        for i in range(n)
+    ]
+    started = time.perf_counter()
+
+    async def lane(conn: asyncpg.Connection, part: list) -> None:
+        for s in part:
+            await conn.fetch(s.sql, *s.args)
+
+    await asyncio.gather(*(lane(c, statements[i::4]) for i, c in enumerate(conns)))
+    rate = n / (time.perf_counter() - started)
+    for c in conns:
+        await c.close()
+    return rate
+
+
+async def bare_posts(url: str, n: int = 200) -> list[float]:
+    """Baseline: plain POSTs of a webhook-sized body to the same receiver, one at a time; seconds each."""
+    body = json.dumps({"type": "monitor.triggered", "data": {"x": "y" * 800}}).encode()
+    out = []
+    async with httpx.AsyncClient() as http:
+        for _ in range(n):
+            started = time.perf_counter()
+            r = await http.post(url, content=body, headers={"Content-Type": "application/json"})
+            r.raise_for_status()
+            out.append(time.perf_counter() - started)
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--monitors", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--warmup", type=float, default=25)
+    args = parser.parse_args()
+
+    server_url = os.environ.get("BEACON_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+    name = f"beacon_bench_monitors_{os.getpid()}"
+    admin = await asyncpg.connect(asyncpg_dsn(server_url))
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    url = urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
+    dsn = asyncpg_dsn(url)
+    proc = None
+    receiver = Receiver()
+    try:
+        await asyncio.to_thread(upgrade, url)
+        hook_url = await receiver.start()
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BEACON_")}
+        env.update(
+            BEACON_DATABASE_URL=url,
+            BEACON_SECRET_KEY="bench-secret",
+            BEACON_ALLOW_PRIVATE_DESTINATIONS="true",
+            BEACON_DATA_DIR=f"/tmp/{name}",
+            BEACON_LOG_LEVEL="warning",
+            BEACON_RATE_LIMIT_OTHER="100000",
+            BEACON_RATE_LIMIT_INGEST="100000",
+            BEACON_RATE_LIMIT_READ="100000",
+        )
+        # The first start prints an admin token.
+        proc = subprocess.Popen(  # noqa: ASYNC220 - started once, before anything is measured
+            [BEACON, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        assert proc.stdout is not None
+        token = None
+        while token is None:
+            line = proc.stdout.readline()
+            if not line:
+                raise SystemExit("beacon serve exited")
+            if line.strip().startswith("bcn_"):
+                token = line.strip()
+        # Keep reading the server's output, or it blocks once the pipe is full.
+        threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+        base = f"http://127.0.0.1:{port}"
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+            for _ in range(200):
+                try:
+                    if (await http.get(f"{base}/readyz")).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                await asyncio.sleep(0.1)
+            r = await http.post(
+                f"{base}/v1/notifiers", json={"name": "bench", "type": "webhook", "config": {"url": hook_url}}
+            )
+            r.raise_for_status()
+            notifier = r.json()["id"]
+            stop = asyncio.Event()
+            feeder = asyncio.create_task(feed(http, base, stop))
+            await asyncio.sleep(2)  # the dataset exists before the monitors
+            created = time.monotonic()
+            sem = asyncio.Semaphore(8)
+
+            async def make(i: int) -> None:
+                async with sem:
+                    r = await http.post(
+                        f"{base}/v1/monitors",
+                        json={
+                            "name": f"bench {i}",
+                            "type": "threshold",
+                            "apl": query_for(i),
+                            "operator": "above",
+                            "threshold": THRESHOLD,
+                            "interval_seconds": 10,
+                            "notifier_ids": [notifier],
+                        },
+                    )
+                    r.raise_for_status()
+
+            await asyncio.gather(*(make(i) for i in range(args.monitors)))
+            print(
+                f"created {args.monitors} monitors in {time.monotonic() - created:.1f} s; "
+                f"warming up {args.warmup:.0f} s"
+            )
+            await asyncio.sleep(args.warmup)
+
+            conn = await asyncpg.connect(dsn)
+            t_start = time.time()
+            cpu_start = cpu_seconds(proc.pid)
+            received_before = len(receiver.got)
+            seen: dict[tuple[str, datetime], float] = {}
+            while time.time() - t_start < args.seconds:
+                rows = await conn.fetch(
+                    "SELECT id, last_due_at, last_evaluated_at FROM monitors WHERE last_due_at IS NOT NULL"
+                )
+                for row in rows:
+                    if row["last_evaluated_at"].timestamp() >= t_start:
+                        seen[(row["id"], row["last_due_at"])] = (
+                            row["last_evaluated_at"] - row["last_due_at"]
+                        ).total_seconds()
+                await asyncio.sleep(1.0)
+            cpu = cpu_seconds(proc.pid) - cpu_start
+            wall = time.time() - t_start
+            stop.set()
+            events_sent = await feeder
+            await asyncio.sleep(2)  # let the last deliveries land
+            lags = list(seen.values())
+            delivery = [
+                arrived - datetime.fromisoformat(body["data"]["time"]).timestamp()
+                for arrived, body in receiver.got[received_before:]
+                if datetime.fromisoformat(body["data"]["time"]).timestamp() >= t_start
+            ]
+            kinds = [b["type"] for a, b in receiver.got[received_before:]]
+
+            # Burst: every monitor due at once; how fast does the loop get through them?
+            await conn.execute("UPDATE monitors SET next_evaluation_at = now()")
+            burst_start = time.time()
+            while True:
+                left = await conn.fetchval(
+                    "SELECT count(*) FROM monitors"
+                    " WHERE last_evaluated_at IS NULL OR last_evaluated_at < to_timestamp($1)",
+                    burst_start,
+                )
+                if left == 0 or time.time() - burst_start > 120:
+                    break
+                await asyncio.sleep(0.05)
+            burst = args.monitors / (time.time() - burst_start)
+            await conn.close()
+        bare = await bare_queries(dsn, args.monitors)
+        posts = await bare_posts(hook_url)
+
+        print(
+            f"measured {wall:.0f} s: {len(lags)} evaluations ({len(lags) / wall:.0f}/s), {events_sent} events ingested "
+            f"during the run, {len(delivery)} webhooks ({kinds.count('monitor.triggered')} triggered, "
+            f"{kinds.count('monitor.resolved')} resolved)"
+        )
+        print(
+            f"evaluation lag (due -> evaluated): p50 {pct(lags, 50) * 1000:.0f} ms, p99 {pct(lags, 99) * 1000:.0f} ms, "
+            f"max {max(lags) * 1000:.0f} ms   target p99 < 2000 ms"
+        )
+        print(
+            f"trigger -> webhook received: p50 {pct(delivery, 50) * 1000:.0f} ms, "
+            f"p99 {pct(delivery, 99) * 1000:.0f} ms, "
+            f"max {max(delivery) * 1000:.0f} ms   target p99 < 1000 ms"
+        )
+        print(
+            f"  baseline bare POST to the same receiver: p50 {pct(posts, 50) * 1000:.1f} ms, p99 "
+            f"{pct(posts, 99) * 1000:.1f} ms; ratio p99/p99 {pct(delivery, 99) / pct(posts, 99):.0f}"
+        )
+        print(
+            f"evaluation rate, all {args.monitors} due at once: {burst:.0f} evaluations/s; baseline, the same SQL bare "
+            f"over 4 connections: {bare:.0f} queries/s; ratio {burst / bare:.2f}"
+        )
+        print(
+            f"server process CPU during the measured window: {cpu:.1f} s of {wall:.0f} s "
+            f"({cpu / wall * 100:.0f} % of one core)"
+        )
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if receiver.server is not None:
+            receiver.server.close()
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
