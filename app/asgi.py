@@ -36,6 +36,7 @@ from app.system.controllers import error_docs, healthz, readyz
 from app.tokens.controllers import TokenController
 from app.ui.controllers import ui_router
 from app.ui.datasets import dataset_list, dataset_page
+from app.ui.monitors import monitor_list
 from app.ui.notifiers import notifier_list, notifier_test
 
 log = logging.getLogger("beacon")
@@ -63,6 +64,7 @@ def ui_pages() -> list[ControllerRouterHandler]:
     return [
         dataset_list,
         dataset_page,
+        monitor_list,
         notifier_list,
         notifier_test,
     ]

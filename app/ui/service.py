@@ -23,12 +23,15 @@ from app.auth import Principal
 from app.datasets.service import list_fields
 from app.db.dataset import Dataset
 from app.errors import BeaconError
+from app.monitors import service as monitors
+from app.monitors.schemas import MonitorEventOut, MonitorOut
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.query.schemas import QueryRequest, QueryResult
 from app.query.service import run_query
 from app.settings import Settings
 from app.ui.charts import Annotation, Series
 from app.ui.ranges import TimeRange
+from app.ui.timeline import HistoryEvent, Timeline, state_timeline
 
 # The summary functions a chart offers, as query-language aggregations of a field `f`.
 FUNCTIONS: dict[str, str] = {
@@ -279,3 +282,56 @@ async def numeric_fields(session: AsyncSession, codec: CursorCodec, ds: Dataset)
         if not (cursor := page.next_cursor):
             break
     return sorted(names)
+
+
+@dataclass
+class MonitorView:
+    monitor: MonitorOut
+    timeline: Timeline
+    recent: list[MonitorEventOut]  # newest first
+    breached: bool | None  # the last value against the threshold; None when there is nothing to compare
+
+
+OPERATORS = {"above": ">", "above_or_equal": "≥", "below": "<", "below_or_equal": "≤"}
+RECENT_EVENTS = 5
+
+
+def _breached(m: MonitorOut) -> bool | None:
+    if m.last_value is None or m.threshold is None or m.operator not in OPERATORS:
+        return None
+    v, t = m.last_value, m.threshold
+    return {"above": v > t, "above_or_equal": v >= t, "below": v < t, "below_or_equal": v <= t}[m.operator]
+
+
+def _event_label(e: MonitorEventOut) -> str:
+    parts = [e.kind]
+    if e.group:
+        parts.append(", ".join(f"{k}={cell(v)}" for k, v in e.group.items()))
+    if e.value is not None:
+        parts.append(f"value {cell(e.value)}")
+    if e.match_count is not None:
+        parts.append(f"{e.match_count} matching events")
+    if e.error:
+        parts.append(e.error)
+    return " · ".join(parts)
+
+
+async def monitor_views(
+    session: AsyncSession, codec: CursorCodec, rng: TimeRange, *, cursor: str | None
+) -> tuple[list[MonitorView], str | None]:
+    """A page of monitors, each with its history over the range drawn as a timeline."""
+    found = await monitors.list_monitors(session, codec, state=None, limit=MAX_LIMIT, cursor=cursor)
+    views = []
+    for m in found.data:
+        history = await monitors.history(session, codec, m.id, limit=MAX_LIMIT, cursor=None)
+        events = [
+            HistoryEvent(parse_time(e.time), e.kind, e.state, bool(e.group), _event_label(e)) for e in history.data
+        ]
+        # The state is known from the monitor's creation (it starts ok), or, with more history than one page,
+        # only from the oldest change shown.
+        created = parse_time(m.created_at)
+        oldest = min((e.time for e in events), default=created)
+        known_from = oldest if history.has_more else min(created, oldest)
+        timeline = state_timeline(events, created_at=known_from, start=rng.start, end=rng.end)
+        views.append(MonitorView(m, timeline, history.data[:RECENT_EVENTS], _breached(m)))
+    return views, found.next_cursor

@@ -4,7 +4,7 @@ drawn, their tooltips and links; screenshots of each page go to docs/screenshots
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -227,3 +227,44 @@ def test_notifiers_page_sends_a_test(
     assert card.locator("table.deliveries tbody tr").count() == 1
     assert [e[0].path for e in httpserver.log] == ["/hook", "/down"]
     screenshot(page, "notifiers")
+
+
+def test_monitors_page_shows_state_and_timeline(
+    page: Any, live_server: LiveServer, token: str, api: httpx.Client
+) -> None:
+    now = datetime.now(UTC)
+    events = [{"_time": (now - timedelta(seconds=s)).isoformat(), "status": 500} for s in range(1, 30)]
+    assert api.post("/v1/ingest/web", json=events).status_code == 200
+    created = []
+    for name, threshold in (("API errors", 10), ("Error budget", 1000)):
+        body = {
+            "name": name,
+            "type": "threshold",
+            "apl": "['web'] | where status >= 500 | summarize count()",
+            "operator": "above",
+            "threshold": threshold,
+            "interval_seconds": 60,
+            "range_seconds": 300,
+            "notifier_ids": [],
+        }
+        r = api.post("/v1/monitors", json=body)
+        assert r.status_code == 201, r.text
+        created.append(r.json())
+        assert api.post(f"/v1/monitors/{r.json()['id']}/evaluate", json={}).status_code == 200
+    history = api.get(f"/v1/monitors/{created[0]['id']}/history").json()["data"]
+    assert [e["kind"] for e in history] == ["triggered"]
+
+    sign_in(page, live_server, token)
+    page.goto(f"{live_server.url}/ui/monitors?range=1h")
+    alerting = page.locator(f"section[id='{created[0]['id']}']")
+    assert alerting.locator(".monitor-state").inner_text() == "alerting"
+    assert page.locator(f"section[id='{created[1]['id']}'] .monitor-state").inner_text() == "ok"
+    # The alerting stretch starts where the change's time falls on the timeline and runs to its end.
+    svg = alerting.locator("svg.state-timeline")
+    box = svg.bounding_box()
+    start, end = (svg.get_attribute(a) for a in ("data-start", "data-end"))
+    stretch = alerting.locator("rect[data-state=alerting]").bounding_box()
+    expected = box["x"] + box["width"] * _fraction(history[0]["time"], start, end)
+    assert abs(stretch["x"] - expected) <= TOLERANCE_PX
+    assert abs(stretch["x"] + stretch["width"] - (box["x"] + box["width"])) <= TOLERANCE_PX
+    screenshot(page, "monitors")
