@@ -14,7 +14,7 @@ from app.errors import BeaconError
 from app.settings import Settings
 from app.ui.forms import Form
 from app.ui.render import error_page, page, validation_error_page
-from app.ui.session import SignInRequired, check_csrf, session_middleware, sign_in
+from app.ui.session import SignInRequired, check_csrf, check_same_origin, session_middleware, sign_in
 
 STATIC_DIR = Path(__file__).parent / "static"
 
@@ -26,6 +26,7 @@ async def login_form() -> Response[str]:
 
 @post("/login", include_in_schema=False, status_code=303)
 async def login(request: Request[Any, Any, Any], data: Form) -> Response[Any]:
+    check_same_origin(request)
     try:
         await sign_in(request, data.get("token", ""))
     except BeaconError as exc:

@@ -11,6 +11,7 @@ import hmac
 import secrets
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from litestar import Request
 from litestar.middleware.session.client_side import CookieBackendConfig
@@ -77,3 +78,15 @@ def check_csrf(request: Request[Any, Any, Any], submitted: str | None) -> None:
     expected = csrf_token(request)
     if not expected or not submitted or not hmac.compare_digest(expected, submitted):
         raise BeaconError("insufficient_scope", "The form has expired; reload the page and try again.")
+
+
+def check_same_origin(request: Request[Any, Any, Any]) -> None:
+    """Refuse a form posted from another site (the sign-in form has no session, hence no CSRF token, yet)."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return  # not a browser form post (browsers send Origin with every POST)
+    host = request.headers.get("host", "")
+    public = urlsplit(request.app.state.settings.base_url)
+    allowed = {f"{request.url.scheme}://{host}", f"{public.scheme}://{public.netloc}"}
+    if origin.rstrip("/") not in allowed:
+        raise BeaconError("insufficient_scope", "This form was sent from another site; open the console and try again.")

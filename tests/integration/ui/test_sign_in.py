@@ -28,6 +28,17 @@ async def test_sign_in_sets_a_strict_httponly_cookie_without_the_token_in_it(cli
     assert admin_token not in page.text
 
 
+async def test_a_sign_in_form_posted_from_another_site_is_refused(client, admin_token):
+    r = await client.post(
+        "/ui/login", data={"token": admin_token}, headers={"origin": "https://evil.example"}, follow_redirects=False
+    )
+    assert r.status_code == 403 and "from another site" in r.text and "set-cookie" not in r.headers
+    r = await client.post(
+        "/ui/login", data={"token": admin_token}, headers={"origin": "http://testserver.local"}, follow_redirects=False
+    )
+    assert r.status_code == 303  # the console's own address
+
+
 async def test_the_api_still_wants_a_bearer_token_with_a_console_session(client, admin_token):
     await sign_in(client, admin_token)
     r = await client.get("/v1/datasets")
