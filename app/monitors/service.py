@@ -383,6 +383,7 @@ async def evaluate_now(
     if dry_run:
         await session.rollback()
     else:
+        await runner.save(session, [report])
         await session.commit()
     return out, report.deliveries
 
