@@ -34,6 +34,9 @@ from app.scheduler import start_scheduler
 from app.settings import Settings
 from app.system.controllers import error_docs, healthz, readyz
 from app.tokens.controllers import TokenController
+from app.ui.controllers import ui_router
+from app.ui.datasets import dataset_list, dataset_page
+from app.ui.notifiers import notifier_list, notifier_test
 
 log = logging.getLogger("beacon")
 
@@ -52,6 +55,16 @@ def route_handlers() -> list[ControllerRouterHandler]:
         NotifierDeliveryController,
         DeliveryController,
         MonitorController,
+    ]
+
+
+def ui_pages() -> list[ControllerRouterHandler]:
+    """The console's pages, mounted under /ui by `ui_router` (which needs the settings for its session cookie)."""
+    return [
+        dataset_list,
+        dataset_page,
+        notifier_list,
+        notifier_test,
     ]
 
 
@@ -76,7 +89,7 @@ def create_app(settings: Settings) -> Litestar:
             await engine.dispose()
 
     app = Litestar(
-        route_handlers=route_handlers(),
+        route_handlers=[*route_handlers(), ui_router(settings, ui_pages())],
         lifespan=[lifespan],
         dependencies={
             "db": Provide(provide_session),

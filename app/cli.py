@@ -1,4 +1,4 @@
-"""The `beacon` command: serve, migrate, tokens."""
+"""The `beacon` command: serve, migrate, tokens; annotate, ingest and query (in `app.cli_client`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import click
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.cli_client import register as register_client_commands
 from app.db.embedded import with_database
 from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import upgrade
@@ -154,6 +155,9 @@ def tokens_revoke(token_id: str) -> None:
     settings = _settings()
     _run_db(settings, lambda s: tokens.revoke_token(s, token_id))
     click.echo(f"revoked {token_id}")
+
+
+register_client_commands(main)  # annotate, ingest, query: they talk HTTP to a running Beacon
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -163,3 +163,35 @@ class Query:
     dataset: str
     dataset_pos: int
     operators: tuple[Operator, ...] = field(default_factory=tuple)
+
+
+# ---- traversal ----------------------------------------------------------------------------------------
+
+
+def expressions_of(op: Operator) -> list[Expr]:
+    """The scalar expressions an operator holds."""
+    if isinstance(op, Where):
+        return [op.predicate]
+    if isinstance(op, (Extend, Project, Distinct)):
+        return [item.expr for item in op.items]
+    if isinstance(op, Summarize):
+        return [item.expr for item in (*op.aggregates, *op.by)]
+    if isinstance(op, Sort):
+        return [key.expr for key in op.keys]
+    if isinstance(op, Top):
+        return [op.key.expr]
+    return []
+
+
+def children(node: Expr) -> tuple[Expr, ...]:
+    if isinstance(node, Call):
+        return node.args
+    if isinstance(node, Unary):
+        return (node.operand,)
+    if isinstance(node, Binary):
+        return (node.left, node.right)
+    if isinstance(node, InList):
+        return (node.operand, *node.items)
+    if isinstance(node, Between):
+        return (node.operand, node.low, node.high)
+    return ()

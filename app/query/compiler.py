@@ -66,8 +66,8 @@ class Compiled:
         return self.rel.limit
 
     def statement(self, dataset_id: int, *, limit: int | None, newest_first: bool) -> Statement:
-        """The SQL with `limit` rows at most (on top of the query's own). `newest_first`: event results
-        without a `sort` come newest first."""
+        """The SQL with `limit` rows at most (on top of the query's own). `newest_first`: rows that are
+        events (not aggregated), without a `sort`, come newest first."""
         rel = self.rel
         params = self.params.copy()  # the limit and removed names belong to this statement only
         select: list[str] = []
@@ -91,7 +91,7 @@ class Compiled:
             select.extend(_out(t) for t in rel.cols.values())
             layout = Layout(raw=False, columns=tuple(OutColumn(n, t.type, t.array) for n, t in rel.cols.items()))
         order = rel.order
-        if rel.raw and not order and newest_first:
+        if not order and newest_first and rel.base_time is not None and rel.group is None:
             order = [OrderKey(rel.base_time, True, None, True)]
         effective = rel.limit if limit is None else limit if rel.limit is None else min(limit, rel.limit)
         sql = self.planner.select_sql(rel, select, order=order, limit=effective, params=params)

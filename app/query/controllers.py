@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, Request, post
+from litestar.background_tasks import BackgroundTask
 from litestar.response import Stream
 
 from app.auth import principal
@@ -23,10 +24,12 @@ class QueryController(Controller):
     @post("/export", status_code=200, media_type="application/x-ndjson")
     async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
         state = request.app.state
-        chunks = service.export_chunks(state.engine, state.settings, principal(request), data)
-        await anext(chunks)  # runs the query: its errors are still ordinary error responses
-        headers = {"Vary": "Accept-Encoding"}
-        if service.accepts_gzip(request.headers.get("accept-encoding", "")):
-            headers["Content-Encoding"] = "gzip"
-            chunks = service.gzip_chunks(chunks)
-        return Stream(chunks, media_type="application/x-ndjson", headers=headers)
+        export = await service.start_export(
+            state.engine, state.settings, principal(request), data, request.headers.get("accept-encoding", "")
+        )
+        return Stream(
+            export.body,
+            media_type="application/x-ndjson",
+            headers=export.headers,
+            background=BackgroundTask(export.close),
+        )

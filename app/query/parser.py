@@ -1,12 +1,14 @@
 """Recursive-descent parser for the pipeline query language; the grammar is written out in GRAMMAR.md.
 
-Each `_rule` method below implements the grammar rule of the same name. Errors say what was expected and
-what was found, at the offending token's position (the caller turns that into line and column).
+Each grammar rule is the method of the same name (`field` is `field_path`, `part` is `path_part`). Errors
+say what was expected and what was found, at the offending token's position (the caller turns that into
+line and column).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import NoReturn
 
 from app.query import ast
 from app.query.errors import QueryError
@@ -49,37 +51,9 @@ MAX_TREE_DEPTH = 128
 def parse(source: str) -> ast.Query:
     query = _Parser(source).query()
     for op in query.operators:
-        for expr in _operator_exprs(op):
+        for expr in ast.expressions_of(op):
             _check_depth(expr)
     return query
-
-
-def _operator_exprs(op: ast.Operator) -> list[ast.Expr]:
-    if isinstance(op, ast.Where):
-        return [op.predicate]
-    if isinstance(op, (ast.Extend, ast.Project, ast.Distinct)):
-        return [item.expr for item in op.items]
-    if isinstance(op, ast.Summarize):
-        return [item.expr for item in (*op.aggregates, *op.by)]
-    if isinstance(op, ast.Sort):
-        return [key.expr for key in op.keys]
-    if isinstance(op, ast.Top):
-        return [op.key.expr]
-    return []
-
-
-def _children(node: ast.Expr) -> tuple[ast.Expr, ...]:
-    if isinstance(node, ast.Call):
-        return node.args
-    if isinstance(node, ast.Unary):
-        return (node.operand,)
-    if isinstance(node, ast.Binary):
-        return (node.left, node.right)
-    if isinstance(node, ast.InList):
-        return (node.operand, *node.items)
-    if isinstance(node, ast.Between):
-        return (node.operand, node.low, node.high)
-    return ()
 
 
 def _check_depth(root: ast.Expr) -> None:
@@ -88,7 +62,7 @@ def _check_depth(root: ast.Expr) -> None:
         node, depth = stack.pop()
         if depth > MAX_TREE_DEPTH:
             raise QueryError(f"expression too deeply nested (more than {MAX_TREE_DEPTH} levels)", node.pos)
-        stack.extend((child, depth + 1) for child in _children(node))
+        stack.extend((child, depth + 1) for child in ast.children(node))
 
 
 def parse_datetime(text: str, pos: int) -> datetime:
@@ -142,7 +116,7 @@ class _Parser:
             self.fail(f"expected '{word}' {context}")
         return self.advance()
 
-    def fail(self, expected: str) -> None:
+    def fail(self, expected: str) -> NoReturn:
         tok = self.peek()
         raise QueryError(f"{expected}, found {tok.describe()}", tok.pos)
 
@@ -172,7 +146,6 @@ class _Parser:
         if tok.kind is Kind.IDENT:
             return self.advance().text, tok.pos
         self.fail("expected a dataset reference such as ['web-logs']")
-        raise AssertionError  # unreachable: fail() raises
 
     def operator(self) -> ast.Operator:
         tok = self.peek()
@@ -212,7 +185,10 @@ class _Parser:
         if tok.kind is not Kind.LONG:
             self.fail(f"expected a whole number of rows after '{word}'")
         self.advance()
-        return int(tok.value)  # type: ignore[call-overload]
+        count = int(tok.value)  # type: ignore[call-overload]
+        if count > 2**63 - 1:
+            raise QueryError(f"row count {tok.text} is out of range", tok.pos)
+        return count
 
     def summarize(self, pos: int) -> ast.Summarize:
         aggregates: tuple[ast.Named, ...] = ()
@@ -273,7 +249,6 @@ class _Parser:
         if self.at_op("["):
             return self.field_path()
         self.fail("expected a field name")
-        raise AssertionError  # unreachable
 
     # ---- expressions ----------------------------------------------------------------------------------
 
@@ -417,7 +392,6 @@ class _Parser:
                 self.fail("expected an expression")
             return self.field_path()
         self.fail("expected an expression")
-        raise AssertionError  # unreachable
 
     def call(self) -> ast.Expr:
         name_tok = self.advance()
@@ -463,4 +437,3 @@ class _Parser:
             self.advance()
             return tok.text
         self.fail("expected a field name")
-        raise AssertionError  # unreachable

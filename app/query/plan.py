@@ -51,7 +51,7 @@ class Rel:
     order: list[OrderKey] = field(default_factory=list)
     limit: int | None = None
     data: str = "data"  # raw: the JSONB of the event's fields
-    base_time: str = "time"  # raw: the event time, for the default newest-first order
+    base_time: str | None = "time"  # the event time while rows are events (not aggregated): newest first
     extended: list[str] = field(default_factory=list)  # raw: extended column names, in output order
     hidden: frozenset[str] = frozenset()  # raw: names removed by project-away
 
@@ -129,7 +129,9 @@ class Planner:
             if rel.limit is not None or rel.group is not None:
                 rel = self.wrap(rel, keep_order=False)
             cols = {"Count": Typed("count(*)", T.LONG, agg=True)}
-            return replace(rel, raw=False, cols=cols, group=[], order=[], extended=[], hidden=frozenset())
+            return replace(
+                rel, raw=False, cols=cols, group=[], order=[], extended=[], hidden=frozenset(), base_time=None
+            )
         if isinstance(op, ast.Sort):
             if rel.limit is not None:
                 rel = self.wrap(rel, keep_order=False)
@@ -212,7 +214,17 @@ class Planner:
         agg_cols = self._named(rel, aggregates, "summarize", taken=by_cols, aggregates=True)
         group = [t.sql for t in by_cols.values()]
         cols = {**by_cols, **agg_cols}  # the language's order: the `by` columns first
-        return replace(rel, raw=False, cols=cols, group=group, order=[], limit=None, extended=[], hidden=frozenset())
+        return replace(
+            rel,
+            raw=False,
+            cols=cols,
+            group=group,
+            order=[],
+            limit=None,
+            extended=[],
+            hidden=frozenset(),
+            base_time=None,
+        )
 
     # ---- SQL text -------------------------------------------------------------------------------------
 
@@ -231,7 +243,7 @@ class Planner:
             for name, t in rel.cols.items()
         }
         data = carry(rel.data) if rel.raw else rel.data
-        base_time = carry(rel.base_time) if rel.raw else rel.base_time
+        base_time = carry(rel.base_time) if rel.base_time is not None and rel.group is None else None
         order = [replace(k, sql=carry(k.sql)) for k in rel.order] if keep_order else []
         inner = self.select_sql(rel, select, order=rel.order if rel.limit is not None else [], limit=rel.limit)
         return Rel(

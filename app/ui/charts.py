@@ -1,4 +1,4 @@
-"""Geometry of the server-rendered time charts: buckets as bars, annotations as lines and bands.
+"""Geometry of the server-rendered time charts: buckets as bars or lines, annotations as lines and bands.
 
 Everything here is pure arithmetic on times and values; `templates/ui/chart.html` draws the result as inline
 SVG, so the page works offline and needs no chart library.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -15,6 +16,10 @@ from app.timefmt import iso_ms
 
 PALETTE = ("#2563eb", "#dc2626", "#ea580c", "#7c3aed", "#0d9488", "#ca8a04", "#db2777", "#4b5563")
 KNOWN_TYPES = {"deploy": PALETTE[0], "incident": PALETTE[1], "monitor": PALETTE[2], "config": PALETTE[3]}
+# Series colours: distinct from the annotation colours where they can be, so a line is not read as a marker.
+SERIES_COLOURS = ("#2563eb", "#0d9488", "#7c3aed", "#ca8a04", "#db2777", "#4b5563", "#ea580c", "#65a30d")
+
+Point = tuple[datetime, float | None]
 
 
 def type_colour(kind: str) -> str:
@@ -35,12 +40,26 @@ class Annotation:
 
 
 @dataclass(frozen=True)
+class Series:
+    name: str
+    points: Sequence[Point]
+
+
+@dataclass(frozen=True)
 class Bar:
     x: float
     y: float
     width: float
     height: float
     label: str  # "<time> — <value>" shown on hover
+
+
+@dataclass(frozen=True)
+class Line:
+    name: str
+    colour: str
+    segments: list[str]  # SVG polyline points; an empty bucket breaks the line
+    dots: list[tuple[float, float]]  # points with no neighbour to join, drawn as dots
 
 
 @dataclass(frozen=True)
@@ -71,7 +90,7 @@ class Chart:
     plot_width: float
     plot_height: float
     bars: list[Bar] = field(default_factory=list)
-    line: str = ""  # SVG polyline points, for a numeric series
+    lines: list[Line] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
     x_ticks: list[Tick] = field(default_factory=list)
     y_ticks: list[Tick] = field(default_factory=list)
@@ -91,48 +110,94 @@ def nice_ceiling(value: float) -> float:
     return float(10 ** (exponent + 1))
 
 
-def _format_value(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.3g}"
+def format_value(value: float) -> str:
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{value:,.0f}"
+    return f"{value:,.3g}" if abs(value) >= 1e-3 else f"{value:.3g}"
+
+
+def _y_range(series: Sequence[Series]) -> tuple[float, float, float]:
+    """Axis bounds and tick step: four or fewer ticks of a 1/2/5 x 10^k step, zero always on the axis."""
+    values = [v for s in series for _, v in s.points if v is not None and math.isfinite(v)]
+    high_value = max(values, default=0.0)
+    low_value = min(values, default=0.0)
+    span = max(high_value, 0.0) - min(low_value, 0.0)
+    step = nice_ceiling(span / 4) if span > 0 else 0.25
+    high = math.ceil(max(high_value, 0.0) / step) * step
+    low = math.floor(min(low_value, 0.0) / step) * step
+    if high == low:
+        high = low + 4 * step
+    return low, high, step
 
 
 def time_chart(
-    points: list[tuple[datetime, float | None]],
+    series: Sequence[Series],
     *,
     start: datetime,
     end: datetime,
     step_seconds: float,
-    annotations: list[Annotation],
+    annotations: Sequence[Annotation],
     kind: str = "bars",
     width: int = 960,
     height: int = 260,
 ) -> Chart:
-    """Place buckets and annotations on a [start, end) time axis."""
-    left, top, right, bottom = 56.0, 12.0, 12.0, 28.0
+    """Place buckets and annotations on a [start, end) time axis.
+
+    `kind="bars"` draws the first series as bars (event counts); `"line"` draws every series as a line,
+    with each point in the middle of its bucket.
+    """
+    left, top, right, bottom = 64.0, 12.0, 12.0, 28.0
     chart = Chart(width, height, left, top, width - left - right, height - top - bottom)
     span = (end - start).total_seconds() or 1.0
 
     def x_of(t: datetime) -> float:
         return left + (t - start).total_seconds() / span * chart.plot_width
 
-    values = [v for _, v in points if v is not None]
-    y_max = nice_ceiling(max(values, default=0.0))
+    y_low, y_high, y_step = _y_range(series)
 
     def y_of(v: float) -> float:
-        return top + chart.plot_height * (1 - v / y_max)
+        return top + chart.plot_height * (1 - (v - y_low) / ((y_high - y_low) or 1.0))
 
-    bar_width = max(1.0, step_seconds / span * chart.plot_width - 1)
+    bucket_width = step_seconds / span * chart.plot_width
     if kind == "bars":
-        for t, v in points:
-            if v is None or not start <= t < end:
+        base = y_of(max(y_low, 0.0))
+        for t, v in series[0].points if series else ():
+            if v is None or not math.isfinite(v) or not start <= t < end:
                 continue
             y = y_of(v)
             chart.bars.append(
-                Bar(x_of(t), y, bar_width, top + chart.plot_height - y, f"{iso_ms(t)} — {_format_value(v)}")
+                Bar(
+                    x_of(t),
+                    min(y, base),
+                    max(1.0, bucket_width - 1),
+                    abs(base - y),
+                    f"{iso_ms(t)} — {format_value(v)}",
+                )
             )
     else:
-        chart.line = " ".join(
-            f"{x_of(t) + bar_width / 2:.1f},{y_of(v):.1f}" for t, v in points if v is not None and start <= t < end
-        )
+        for i, s in enumerate(series):
+            runs: list[list[tuple[float, float]]] = []
+            current: list[tuple[float, float]] = []
+            previous: datetime | None = None
+            for t, v in sorted(s.points, key=lambda p: p[0]):
+                if not start <= t < end:
+                    continue
+                gap = previous is not None and (t - previous).total_seconds() > step_seconds * 1.5
+                if v is None or not math.isfinite(v) or gap:
+                    runs.append(current)
+                    current = []
+                if v is not None and math.isfinite(v):
+                    current.append((x_of(t) + bucket_width / 2, y_of(v)))
+                previous = t
+            runs.append(current)
+            chart.lines.append(
+                Line(
+                    s.name,
+                    SERIES_COLOURS[i % len(SERIES_COLOURS)],
+                    [" ".join(f"{x:.1f},{y:.1f}" for x, y in run) for run in runs if len(run) > 1],
+                    [run[0] for run in runs if len(run) == 1],
+                )
+            )
 
     for a in annotations:
         a_end = a.end_time or a.time
@@ -145,7 +210,7 @@ def time_chart(
                 id=a.id,
                 type=a.type,
                 title=a.title,
-                url=a.url,
+                url=a.url if a.url and a.url.startswith(("https://", "http://")) else None,
                 colour=type_colour(a.type),
                 x=x1,
                 width=(x2 - x1) if a.end_time is not None else 0.0,
@@ -154,9 +219,9 @@ def time_chart(
             )
         )
 
-    for i in range(5):
-        value = y_max * i / 4
-        chart.y_ticks.append(Tick(y_of(value), _format_value(value)))
+    for i in range(round((y_high - y_low) / y_step) + 1):
+        value = y_low + y_step * i
+        chart.y_ticks.append(Tick(y_of(value), format_value(value)))
     for i in range(7):
         t = start + (end - start) * i / 6
         fmt = "%H:%M" if span <= 2 * 86400 else "%b %d %H:%M"

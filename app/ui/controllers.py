@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from litestar import MediaType, Request, Response, Router, get, post
-from litestar.enums import RequestEncodingType
-from litestar.params import Body
+from litestar import Request, Response, Router, get, post
+from litestar.exceptions import ValidationException
 from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 
 from app.errors import BeaconError
 from app.settings import Settings
-from app.templating import render_template
-from app.ui.session import SignInRequired, check_csrf, session_config, sign_in
+from app.ui.forms import Form
+from app.ui.render import error_page, page, validation_error_page
+from app.ui.session import SignInRequired, check_csrf, session_middleware, sign_in
 
 STATIC_DIR = Path(__file__).parent / "static"
-Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
-
-
-def page(name: str, status_code: int = 200, **context: Any) -> Response[str]:
-    return Response(render_template(f"ui/{name}", **context), media_type=MediaType.HTML, status_code=status_code)
 
 
 @get("/login", include_in_schema=False)
@@ -65,7 +60,11 @@ def ui_router(settings: Settings, pages: list[Any]) -> Router:
             *pages,
             create_static_files_router(path="/static", directories=[STATIC_DIR], include_in_schema=False),
         ],
-        middleware=[session_config(settings).middleware],
-        exception_handlers={SignInRequired: _to_sign_in},
+        middleware=[session_middleware(settings)],
+        exception_handlers={
+            SignInRequired: _to_sign_in,
+            BeaconError: error_page,
+            ValidationException: validation_error_page,
+        },
         include_in_schema=False,
     )

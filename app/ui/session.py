@@ -9,10 +9,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from litestar import Request
 from litestar.middleware.session.client_side import CookieBackendConfig
+from litestar.types import ASGIApp
 
 from app.auth import Principal, principal_for_token
 from app.errors import BeaconError
@@ -37,6 +39,16 @@ def session_config(settings: Settings) -> CookieBackendConfig:
         max_age=12 * 3600,
         path="/ui",
     )
+
+
+def session_middleware(settings: Settings) -> Callable[[ASGIApp], ASGIApp]:
+    """The session middleware as a factory: Litestar deep-copies routers at registration, and the cookie
+    backend holds a cipher object that cannot be copied, so it is built when the router's app is built."""
+
+    def build(app: ASGIApp) -> ASGIApp:
+        return session_config(settings).middleware(app)
+
+    return build
 
 
 async def sign_in(request: Request[Any, Any, Any], token: str) -> Principal:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ import uvicorn
 from app.asgi import create_app
 from app.settings import Settings
 from tests.conftest import IN_CI
+from tests.servers import free_port
 
 CHROMIUM = os.environ.get("BEACON_TEST_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -32,15 +32,9 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class LiveServer:
     def __init__(self, settings: Settings) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         app = create_app(replace(settings, base_url=self.url))
         self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
@@ -66,8 +60,11 @@ def live_server(settings: Settings) -> Iterator[LiveServer]:
         yield server
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+@pytest.fixture(scope="module")
+def browser(template_database: str) -> Iterator[Any]:
+    # Playwright's sync API keeps an event loop running in this thread while it is open, and asyncio.run()
+    # (migrations, async tests) cannot run beside it: so the template is migrated first, and the browser closes
+    # with its module, before pytest (or an xdist worker) goes on to the async tests.
     if not Path(CHROMIUM).exists():
         if IN_CI:
             pytest.fail(f"CI=true but Chromium is missing at {CHROMIUM}")

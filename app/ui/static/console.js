@@ -34,3 +34,14 @@
   });
   document.addEventListener("focusout", hide);
 })();
+
+// The range form: choosing a preset clears the explicit bounds (which would win over it); typing a bound
+// switches the preset selector to "custom".
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.querySelector("form.controls");
+  if (!form) return;
+  const preset = form.elements.namedItem("range");
+  const bounds = [form.elements.namedItem("start"), form.elements.namedItem("end")];
+  preset.addEventListener("change", () => { if (preset.value) bounds.forEach((b) => { b.value = ""; }); });
+  bounds.forEach((b) => b.addEventListener("input", () => { preset.value = ""; }));
+});

@@ -10,7 +10,7 @@ import httpx
 from sqlalchemy import text
 from werkzeug import Response
 
-from tests.integration.foundation.test_cli import Server, _env, _free_port
+from tests.servers import Server, clean_env, free_port
 
 MONITORS = 12
 
@@ -24,7 +24,7 @@ async def test_a_trigger_notifies_exactly_once_with_two_servers(database_url, tm
 
     httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
     auth = {"Authorization": f"Bearer {await make_token(['*'])}"}
-    env = _env(
+    env = clean_env(
         BEACON_DATABASE_URL=database_url,
         BEACON_DATA_DIR=str(tmp_path),
         BEACON_SECRET_KEY="two-servers-secret",
@@ -32,7 +32,7 @@ async def test_a_trigger_notifies_exactly_once_with_two_servers(database_url, tm
         BEACON_MONITOR_TICK_SECONDS="0.2",
         BEACON_BASE_URL="http://beacon.test",
     )
-    servers = [Server(env, _free_port()) for _ in range(2)]
+    servers = [Server(env, free_port()) for _ in range(2)]
     try:
         for server in servers:
             await asyncio.to_thread(server.wait_ready, 60)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.query.loader import load_events
+from tests.integration.query.loader import load_events, load_generated
 
 
 def t(text: str) -> datetime:
@@ -40,3 +40,13 @@ WEB_EVENTS: list[dict[str, Any]] = [
 async def web(database_url: str) -> str:
     await load_events(database_url, "web", WEB_EVENTS)
     return "web"
+
+
+MANY = 1205  # more rows than the default cap of 1,000
+
+
+@pytest.fixture
+async def many(database_url: str) -> str:
+    """1,205 events one second apart from 2025-04-01T00:00:00Z."""
+    await load_generated(database_url, "many", MANY, t("2025-04-01T00:00:00"))
+    return "many"

@@ -276,6 +276,9 @@ def test_keywords_are_case_sensitive_names() -> None:
         ("['d'] | take 5 | ", 1, 18, "expected an operator"),
         ("['d'] | where a == 1 |", 1, 23, "expected an operator"),
         ("['d']\n\n  | where a == \"x\0\"", 3, 18, "NUL character"),
+        ("['d'] | take 99999999999999999999", 1, 14, "row count 99999999999999999999 is out of range"),
+        ("['d'] | where a > 1e999", 1, 19, "number 1e999 is out of range"),
+        ("['d'] | where a > 9999999999999d", 1, 19, "timespan 9999999999999d is out of range"),
     ],
 )
 def test_errors_give_line_column_and_expectation(text: str, line: int, column: int, fragment: str) -> None:

@@ -1,0 +1,130 @@
+"""`beacon annotate`, `beacon ingest` and `beacon query`: the client commands, talking HTTP to a Beacon.
+
+The service address is `--url` (`--server` on `annotate`, whose `--url` is the annotation's link) or
+BEACON_URL; the token is `--token` or BEACON_TOKEN. Exit status 0 on success; on failure 1, with the error's
+code, message and request id on stderr (2 for a usage error).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from app.cli_client.common import make_client, reporting
+from app.cli_client.ingesting import run_ingest
+from app.cli_client.output import render_rows
+from app.cli_client.reading import IngestProgress, read_events
+from app.client.retrying import DEFAULT_URL
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _token_option(func: F) -> F:
+    return click.option("--token", envvar="BEACON_TOKEN", help="API token [env BEACON_TOKEN].")(func)
+
+
+def _server_option(*names: str) -> Callable[[F], F]:
+    return click.option(
+        *names,
+        "url",
+        envvar="BEACON_URL",
+        default=DEFAULT_URL,
+        show_default=True,
+        help="Beacon's address [env BEACON_URL].",
+    )
+
+
+@click.command()
+@click.option("--type", "type_", required=True, help="Kind of marker, e.g. deploy, incident.")
+@click.option("--title", required=True, help="Text shown on hover.")
+@click.option("--dataset", "datasets", multiple=True, required=True, help="Repeat for several datasets.")
+@click.option("--time", "time_", help="RFC 3339 moment (default: now).")
+@click.option("--end-time", help="RFC 3339; draws a span from --time to --end-time.")
+@click.option("--url", "link", help="Link opened from the marker (e.g. the CI job or release).")
+@click.option("--description", help="Longer text.")
+@_server_option("--server")
+@_token_option
+def annotate(
+    type_: str,
+    title: str,
+    datasets: tuple[str, ...],
+    time_: str | None,
+    end_time: str | None,
+    link: str | None,
+    description: str | None,
+    url: str,
+    token: str | None,
+) -> None:
+    """Mark a deploy (or anything) on datasets' charts; prints the annotation id."""
+    with reporting(url), make_client(url, token) as client:
+        ann = client.create_annotation(
+            type_, title, list(datasets), time=time_, end_time=end_time, url=link, description=description
+        )
+    click.echo(ann.id)
+
+
+@click.command()
+@click.argument("source", type=click.Path(exists=True, allow_dash=True, dir_okay=False))
+@click.option("--dataset", required=True)
+@click.option("--timestamp-field", help="Field holding the event time (default _time).")
+@click.option("--timestamp-format", help="Go reference-time layout, e.g. '02/Jan/2006:15:04:05 -0700'.")
+@click.option("--max-failed", default=0, show_default=True, help="Events that may fail before the exit status is 1.")
+@_server_option("--url", "--server")
+@_token_option
+def ingest(
+    source: str,
+    dataset: str,
+    timestamp_field: str | None,
+    timestamp_format: str | None,
+    max_failed: int,
+    url: str,
+    token: str | None,
+) -> None:
+    """Send events from SOURCE (a file, or - for stdin): NDJSON or a JSON array, optionally gzip-compressed.
+
+    Events go out as gzip NDJSON in batches of up to 10,000 events or 10 MB. On a terminal a progress line
+    shows events/s; a summary is printed at the end.
+    """
+    with reporting(url), make_client(url, token) as client:
+        code = run_ingest(
+            client,
+            read_events(source),
+            dataset=dataset,
+            timestamp_field=timestamp_field,
+            timestamp_format=timestamp_format,
+            max_failed=max_failed,
+            progress=IngestProgress(enabled=sys.stderr.isatty()),
+        )
+    sys.exit(code)
+
+
+@click.command()
+@click.argument("apl")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "ndjson", "csv"]), default="table")
+@click.option("--start-time", help="RFC 3339 or relative, e.g. now-1h.")
+@click.option("--end-time", help="RFC 3339 or relative (default now).")
+@click.option("--take", type=int, help="Row cap (the query's own take and 50,000 also apply).")
+@_server_option("--url", "--server")
+@_token_option
+def query(
+    apl: str,
+    fmt: str,
+    start_time: str | None,
+    end_time: str | None,
+    take: int | None,
+    url: str,
+    token: str | None,
+) -> None:
+    """Run an APL query (- reads it from stdin) and print the result."""
+    text = sys.stdin.read() if apl == "-" else apl
+    with reporting(url), make_client(url, token) as client:
+        result = client.query(text, start_time=start_time, end_time=end_time, take=take)
+    click.echo(render_rows(result, fmt), nl=False)
+
+
+def register(group: click.Group) -> None:
+    for command in (annotate, ingest, query):
+        group.add_command(command)

@@ -1,0 +1,74 @@
+"""`beacon ingest`'s loop: events through the batching ingester, progress, failures and the summary."""
+
+from __future__ import annotations
+
+import time
+from array import array
+
+import click
+
+from app.cli_client.common import describe, fail
+from app.cli_client.reading import EventSource, IngestProgress, SourceError
+from app.client import BeaconAPIError, Client, IngestBatchError
+
+SHOW_FAILURES = 10
+
+
+def run_ingest(
+    client: Client,
+    source: EventSource,
+    *,
+    dataset: str,
+    timestamp_field: str | None,
+    timestamp_format: str | None,
+    max_failed: int,
+    progress: IngestProgress,
+) -> int:
+    """Ingest every event of `source`; returns the exit status (exits 1 itself when a batch fails)."""
+    started = time.monotonic()
+    ing = client.ingester(dataset, timestamp_field=timestamp_field, timestamp_format=timestamp_format)
+    positions = array("Q")  # event index -> line (or item) number, to name failed events by their place
+
+    def summary() -> None:
+        t = ing.totals
+        seconds = time.monotonic() - started
+        failed = t.failed + len(source.bad)
+        click.echo(
+            f"ingested {t.ingested:,} events into {dataset} ({failed:,} failed) in {seconds:.1f} s, "
+            f"{t.events_sent / max(seconds, 1e-6):,.0f} events/s"
+        )
+
+    try:
+        for position, event in source:
+            positions.append(position)
+            ing.add(event)
+            if len(positions) % 1000 == 0:
+                progress.update(len(positions), ing.totals.ingested, ing.totals.bytes_sent)
+        ing.flush()
+    except SourceError as exc:
+        progress.done()
+        summary()
+        fail(str(exc))
+    except IngestBatchError as exc:
+        progress.done()
+        summary()
+        first, last = positions[exc.first_index], positions[exc.first_index + len(exc.events) - 1]
+        cause = describe(exc.cause) if isinstance(exc.cause, BeaconAPIError) else str(exc.cause)
+        fail(
+            f"a batch of {len(exc.events):,} events ({source.unit}s {first} to {last}) was not ingested "
+            f"and nothing after it was sent: {cause}"
+        )
+    progress.update(len(positions), ing.totals.ingested, ing.totals.bytes_sent, force=True)
+    progress.done()
+    summary()
+    failures = sorted(
+        [(b.position, b.error) for b in source.bad]
+        + [(positions[f.index], f.error) for f in ing.totals.failures if f.index < len(positions)]
+    )
+    for position, error in failures[:SHOW_FAILURES]:
+        click.echo(f"{source.unit} {position}: {error}", err=True)
+    failed = ing.totals.failed + len(source.bad)
+    if failed > max_failed:
+        click.echo(f"error: {failed:,} events failed (allowed: {max_failed:,})", err=True)
+        return 1
+    return 0

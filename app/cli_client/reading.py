@@ -1,0 +1,100 @@
+"""Events for `beacon ingest`: NDJSON or a JSON array, from a file or stdin, gzip-compressed or not."""
+
+from __future__ import annotations
+
+import gzip
+import sys
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any, cast
+
+import msgspec
+
+
+class SourceError(Exception):
+    """The input cannot be read as events at all; nothing was sent."""
+
+
+@dataclass(frozen=True)
+class BadLine:
+    position: int
+    error: str
+
+
+@dataclass
+class EventSource:
+    """Iterates (position, event): position is the line number (NDJSON) or the item number (JSON array)."""
+
+    path: str
+    unit: str = "line"
+    bad: list[BadLine] = field(default_factory=list)  # NDJSON lines that are not JSON: never sent
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        raw: IO[bytes] = sys.stdin.buffer if self.path == "-" else open(self.path, "rb")
+        try:
+            head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+            stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw)) if head == b"\x1f\x8b" else raw
+            first = True
+            for number, line in enumerate(stream, start=1):
+                text = line.strip()
+                if not text:
+                    continue
+                if first and text[:1] == b"[":
+                    yield from self._array(text + stream.read())
+                    return
+                first = False
+                try:
+                    yield number, msgspec.json.decode(text)
+                except msgspec.DecodeError as exc:
+                    self.bad.append(BadLine(number, str(exc)))
+        except (OSError, EOFError, zlib.error) as exc:
+            raise SourceError(f"cannot read {self.path}: {exc}") from exc
+        finally:
+            if raw is not sys.stdin.buffer:
+                raw.close()
+
+    def _array(self, data: bytes) -> Iterator[tuple[int, Any]]:
+        self.unit = "item"
+        try:
+            items = msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            raise SourceError(f"{self.path} is not a JSON array of events: {exc}") from exc
+        if not isinstance(items, list):
+            raise SourceError(f"{self.path}: expected a JSON array of events")
+        yield from enumerate(items, start=1)
+
+
+def read_events(path: str) -> EventSource:
+    return EventSource(path)
+
+
+class IngestProgress:
+    """One self-rewriting status line on stderr (only when it is a terminal)."""
+
+    def __init__(self, enabled: bool, interval: float = 0.2) -> None:
+        self.enabled = enabled
+        self.interval = interval
+        self.started = time.monotonic()
+        self._last = 0.0
+        self._shown = False
+
+    def update(self, read: int, ingested: int, sent_bytes: int, *, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < self.interval:
+            return
+        self._last = now
+        rate = read / max(now - self.started, 1e-6)
+        sys.stderr.write(
+            f"\r{read:,} events read, {ingested:,} ingested, {rate:,.0f} events/s, {sent_bytes / 1e6:,.1f} MB sent "
+        )
+        sys.stderr.flush()
+        self._shown = True
+
+    def done(self) -> None:
+        if self._shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()

@@ -1,0 +1,203 @@
+"""What the service returns, as msgspec Structs (see the API contract). Fields the service adds later are
+ignored rather than rejected, so an older client keeps working against a newer server."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+T = TypeVar("T")
+
+
+class Resource(msgspec.Struct, kw_only=True):
+    object: str = ""
+
+
+class Page(Resource, Generic[T], kw_only=True):
+    """One page of a list; pass `next_cursor` as `cursor` for the next (None on the last page)."""
+
+    data: list[T]
+    has_more: bool
+    next_cursor: str | None = None
+
+
+class Token(Resource, kw_only=True):
+    id: str
+    name: str
+    scopes: list[str]
+    datasets: list[str] | None = None
+    created_at: datetime
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+class TokenCreated(Token, kw_only=True):
+    token: str  # the token text: shown in this response only
+
+
+class Dataset(Resource, kw_only=True):
+    name: str
+    created_at: datetime | None = None
+    description: str | None = None
+    retention_days: int | None = None
+
+
+class DatasetInfo(Dataset, kw_only=True):
+    fields_count: int | None = None
+    events_estimate: int | None = None
+    min_time: datetime | None = None
+    max_time: datetime | None = None
+
+
+class Field(Resource, kw_only=True):
+    name: str
+    types: list[str]
+    first_seen: datetime | None = None
+
+
+class IngestFailure(msgspec.Struct, kw_only=True):
+    index: int  # position of the event in the request
+    error: str
+
+
+class IngestResult(Resource, kw_only=True):
+    dataset: str
+    ingested: int
+    failed: int
+    failures: list[IngestFailure] = msgspec.field(default_factory=list)
+    processed_bytes: int = 0
+    blocks_created: int = 0
+
+
+class Column(msgspec.Struct, kw_only=True):
+    name: str
+    type: str
+
+
+class QueryStatus(msgspec.Struct, kw_only=True):
+    rows_examined: int | None = None
+    rows_returned: int | None = None
+    truncated: bool = False
+    elapsed_ms: float | None = None
+    min_time: datetime | None = None
+    max_time: datetime | None = None
+
+
+class QueryResult(Resource, kw_only=True):
+    columns: list[Column]
+    rows: list[list[Any]]
+    status: QueryStatus = msgspec.field(default_factory=QueryStatus)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The rows as {column name: value} dicts."""
+        names = [c.name for c in self.columns]
+        return [dict(zip(names, row, strict=False)) for row in self.rows]
+
+
+class Annotation(Resource, kw_only=True):
+    id: str
+    type: str
+    title: str
+    datasets: list[str]
+    time: datetime
+    end_time: datetime | None = None
+    url: str | None = None
+    description: str | None = None
+    created_at: datetime | None = None
+
+
+class Notifier(Resource, kw_only=True):
+    id: str
+    name: str
+    type: str
+    target: str | None = None
+    disabled_until: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class NotifierCreated(Notifier, kw_only=True):
+    """The answer to creating a notifier or rotating its secret: a webhook's signing secret, shown this once."""
+
+    signing_secret: str | None = None
+    previous_secret_expires_at: datetime | None = None  # after a rotation: the old secret signs until then
+
+
+class TriggerAfter(msgspec.Struct, kw_only=True):
+    m: int = 1
+    n: int = 1
+
+
+class Monitor(Resource, kw_only=True):
+    id: str
+    name: str
+    type: str
+    apl: str
+    description: str | None = None
+    operator: str | None = None
+    threshold: float | None = None
+    interval_seconds: int = 60
+    range_seconds: int | None = None
+    delay_seconds: int = 0
+    notifier_ids: list[str] = msgspec.field(default_factory=list)
+    alert_on_no_data: bool = False
+    notify_by_group: bool = False
+    resolvable: bool = True
+    trigger_after: TriggerAfter = msgspec.field(default_factory=TriggerAfter)
+    disabled_until: datetime | None = None
+    state: str | None = None
+    last_value: float | None = None
+    last_evaluated_at: datetime | None = None
+    next_evaluation_at: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class MonitorEvent(Resource, kw_only=True):
+    id: str
+    monitor_id: str
+    kind: str
+    value: float | None = None
+    threshold: float | None = None
+    group: Any = None
+    time: datetime
+    deliveries: list[str] = msgspec.field(default_factory=list)
+
+
+class DeliveryAttempt(msgspec.Struct, kw_only=True):
+    attempt: int
+    started_at: datetime
+    duration_ms: int = 0
+    ok: bool = False
+    retryable: bool = False
+    response_status: int | None = None
+    error: str | None = None
+
+
+class NotifierPreview(Resource, kw_only=True):
+    """The message a notifier would send (nothing sent)."""
+
+    notifier_id: str
+    type: str
+    target: str | None = None
+    action: str | None = None
+    message: dict[str, Any] = msgspec.field(default_factory=dict)
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class Delivery(Resource, kw_only=True):
+    id: str
+    notifier_id: str
+    status: str
+    kind: str | None = None
+    monitor_id: str | None = None
+    monitor_event_id: str | None = None
+    attempts: int = 0
+    last_attempt_at: datetime | None = None
+    next_attempt_at: datetime | None = None
+    response_status: int | None = None
+    error: str | None = None
+    created_at: datetime | None = None
+    attempt_log: list[DeliveryAttempt] = msgspec.field(default_factory=list)  # in single-delivery answers

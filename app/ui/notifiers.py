@@ -1,0 +1,61 @@
+"""Console page for notifiers: each one's target, last delivery outcome and recent deliveries; a test button."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, post
+from litestar.response import Redirect
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.deliveries import service as deliveries
+from app.notifiers import service as notifiers
+from app.pagination import MAX_LIMIT, CursorCodec
+from app.ui.forms import Form
+from app.ui.render import signed_page
+from app.ui.session import check_csrf, signed_in
+
+RECENT = 5  # deliveries shown per notifier
+
+
+@get("/notifiers", include_in_schema=False)
+async def notifier_list(
+    request: Request[Any, Any, Any],
+    db: AsyncSession,
+    codec: CursorCodec,
+    cursor: str | None = None,
+    tested: str | None = None,
+) -> Response[str]:
+    who = await signed_in(request)
+    who.require_scope("notifiers:read")
+    found = await notifiers.list_notifiers(db, codec, type_=None, limit=MAX_LIMIT, cursor=cursor)
+    recent = {
+        n.id: (
+            await deliveries.list_deliveries(
+                db, codec, notifier_id=n.id, monitor_id=None, status=None, limit=RECENT, cursor=None
+            )
+        ).data
+        for n in found.data
+    }
+    test_result = await deliveries.get_delivery(db, tested) if tested else None
+    return signed_page(
+        request,
+        "notifiers.html",
+        nav="notifiers",
+        notifiers=found.data,
+        next_cursor=found.next_cursor,
+        recent=recent,
+        names={n.id: n.name for n in found.data},
+        test_result=test_result,
+        can_test=who.has_scope("notifiers:write"),
+    )
+
+
+@post("/notifiers/{notifier_id:str}/test", include_in_schema=False, status_code=303)
+async def notifier_test(request: Request[Any, Any, Any], db: AsyncSession, notifier_id: str, data: Form) -> Redirect:
+    who = await signed_in(request)
+    check_csrf(request, data.get("csrf"))
+    who.require_scope("notifiers:write")
+    sent = await deliveries.send_test(db, request.app.state.delivery_env, notifier_id)
+    # Post/redirect/get: a reload shows the outcome again instead of sending a second test.
+    return Redirect(f"/ui/notifiers?tested={sent.id}#{notifier_id}", status_code=303)

@@ -1,0 +1,72 @@
+"""Rendering console pages: the layout's context (navigation, CSRF token), error pages, server timing."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from litestar import MediaType, Request, Response
+from litestar.exceptions import ValidationException
+
+from app.errors import BeaconError, from_validation
+from app.templating import render_template
+from app.ui.session import csrf_token
+
+
+def page(name: str, status_code: int = 200, headers: dict[str, str] | None = None, **context: Any) -> Response[str]:
+    return Response(
+        render_template(f"ui/{name}", **context),
+        media_type=MediaType.HTML,
+        status_code=status_code,
+        # Pages show what a token may read: never kept by shared caches or the back-forward cache of another user.
+        headers={"Cache-Control": "no-store", **(headers or {})},
+    )
+
+
+def signed_page(
+    request: Request[Any, Any, Any],
+    name: str,
+    *,
+    nav: str,
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+    **context: Any,
+) -> Response[str]:
+    """A page for a signed-in user: the layout shows the navigation and the sign-out form."""
+    return page(name, status_code, headers, nav=nav, csrf=csrf_token(request), **context)
+
+
+_TITLES = {401: "Signed out", 403: "Not allowed", 404: "Not found", 409: "Conflict"}
+
+
+def error_page(request: Request[Any, Any, Any], exc: BeaconError) -> Response[str]:
+    """A BeaconError on a page: its message in the layout, with the error's status (never a stack trace)."""
+    title = _TITLES.get(exc.status, "Something went wrong" if exc.status >= 500 else "Cannot show this page")
+    context: dict[str, Any] = {"title": title, "message": exc.message, "code": exc.code}
+    session = request.scope.get("session")
+    if isinstance(session, dict) and session.get("token"):
+        return signed_page(request, "error.html", nav="", status_code=exc.status, **context)
+    return page("error.html", status_code=exc.status, **context)
+
+
+def validation_error_page(request: Request[Any, Any, Any], exc: ValidationException) -> Response[str]:
+    return error_page(request, from_validation(exc))
+
+
+class Timer:
+    """Phases of a page for the `Server-Timing` header (shown by browsers' developer tools, read by the bench)."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self._last = self.started
+        self.phases: list[tuple[str, float]] = []
+
+    def mark(self, name: str) -> None:
+        now = time.perf_counter()
+        self.phases.append((name, (now - self._last) * 1000))
+        self._last = now
+
+    def header(self) -> dict[str, str]:
+        total = (time.perf_counter() - self.started) * 1000
+        parts = [f"{name};dur={ms:.1f}" for name, ms in self.phases] + [f"total;dur={total:.1f}"]
+        return {"Server-Timing": ", ".join(parts)}

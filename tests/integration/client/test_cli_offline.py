@@ -1,0 +1,56 @@
+"""The client commands' failures that need no endpoint: usage errors, an unreachable service, bad input."""
+
+from __future__ import annotations
+
+import subprocess
+
+from tests.servers import BEACON, clean_env, free_port
+
+
+def _closed_url() -> str:
+    return f"http://127.0.0.1:{free_port()}"  # nothing listens there
+
+
+def run(*args: str, input: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [BEACON, *args], env=clean_env(**env), input=input, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_missing_token_is_a_usage_error():
+    done = run("annotate", "--type", "deploy", "--title", "v1", "--dataset", "web", BEACON_URL=_closed_url())
+    assert done.returncode == 2 and "BEACON_TOKEN" in done.stderr and done.stdout == ""
+
+
+def test_missing_required_options_are_usage_errors():
+    done = run("annotate", "--title", "v1", "--dataset", "web", BEACON_TOKEN="bcn_x")
+    assert done.returncode == 2 and "--type" in done.stderr
+    done = run("ingest", "/nonexistent.ndjson", "--dataset", "web", BEACON_TOKEN="bcn_x")
+    assert done.returncode == 2 and "/nonexistent.ndjson" in done.stderr
+
+
+def test_an_unreachable_service_fails_with_a_clear_message(tmp_path):
+    url = _closed_url()
+    done = run("query", "['web'] | count", "--url", url, "--token", "bcn_x", BEACON_MAX_RETRIES="1")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"error: cannot reach Beacon at {url}") and "after 2 attempts" in done.stderr
+    bad = run("query", "x", "--url", url, "--token", "bcn_x", BEACON_MAX_RETRIES="many")
+    assert bad.returncode == 2 and "BEACON_MAX_RETRIES" in bad.stderr
+
+
+def test_a_file_that_is_not_events_sends_nothing(tmp_path):
+    bad = tmp_path / "events.json"
+    bad.write_text('[{"a": 1}, oops]')
+    # The URL is closed: had the command tried to send anything, the error would be a connection error.
+    done = run("ingest", str(bad), "--dataset", "web", "--url", _closed_url(), "--token", "bcn_x")
+    assert done.returncode == 1
+    assert "is not a JSON array of events" in done.stderr and "cannot reach" not in done.stderr
+    assert "ingested 0 events" in done.stdout
+
+
+def test_a_corrupt_gzip_file_sends_nothing(tmp_path):
+    bad = tmp_path / "events.ndjson.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"garbage that is not deflate data")
+    done = run("ingest", str(bad), "--dataset", "web", "--url", _closed_url(), "--token", "bcn_x")
+    assert done.returncode == 1
+    assert f"error: cannot read {bad}" in done.stderr and "cannot reach" not in done.stderr

@@ -1,0 +1,73 @@
+"""Running Beacon as a user does in tests: the `beacon` command in a subprocess, and free loopback ports."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+BEACON = str(Path(sys.executable).parent / "beacon")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BEACON_")}
+    env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """`beacon serve` in a subprocess, its output collected by a thread."""
+
+    def __init__(self, env: dict[str, str], port: int, *extra: str) -> None:
+        self.port = port
+        self.lines: list[str] = []
+        self.proc = subprocess.Popen(
+            [BEACON, "serve", "--port", str(port), *extra],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        threading.Thread(target=self._collect, daemon=True).start()
+
+    def _collect(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    @property
+    def token(self) -> str | None:
+        return next((line.strip() for line in self.lines if line.strip().startswith("bcn_")), None)
+
+    def wait_ready(self, timeout: float = 120) -> Server:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("beacon serve exited:\n" + "\n".join(self.lines))
+            try:
+                if httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise AssertionError("beacon serve did not become ready:\n" + "\n".join(self.lines))
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
