@@ -1,10 +1,10 @@
-"""One evaluation of one monitor, as one outbox transaction.
+"""One evaluation of one monitor, written as an outbox.
 
-The caller holds the monitor row locked (`FOR UPDATE`; `SKIP LOCKED` in the scheduler's claim) in the session's
-transaction and commits afterwards: the query, the new state, the monitor events, the annotation and one
-delivery per routed notifier all land in that one commit, or none of them do. So a change is recorded and
-notified exactly once however many server processes run the loop, and a process that dies mid-evaluation
-leaves the monitor due, with nothing half-written.
+The caller holds the monitor row locked (`FOR UPDATE`; `SKIP LOCKED` in the loop's claim, which takes up to 20
+due monitors per transaction) in the session's transaction and commits afterwards: the query, the new state,
+the monitor events, the annotation and one delivery per routed notifier land in that one commit, or none of them
+do. So a change is recorded and notified exactly once however many server processes run the loop, and a process
+that dies mid-evaluation leaves the monitor due, with nothing half-written.
 """
 
 from __future__ import annotations

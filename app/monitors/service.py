@@ -220,7 +220,7 @@ async def create_monitor(session: AsyncSession, who: Principal, data: MonitorCre
         last_error=None,
         last_evaluated_at=None,
         last_due_at=None,
-        next_evaluation_at=now + timedelta(seconds=random.uniform(0, spread)),
+        next_evaluation_at=max(now + timedelta(seconds=random.uniform(0, spread)), d.disabled_until or now),
         match_cursor=None,
         created_at=now,
         updated_at=now,
@@ -305,6 +305,9 @@ async def update_monitor(session: AsyncSession, who: Principal, monitor_id: str,
     monitor.series = msgspec.to_builtins(runner.series_of(monitor))  # M of N changed: keep the last N
     # A shorter interval takes effect now, not after the longer one has run out.
     monitor.next_evaluation_at = min(monitor.next_evaluation_at, now + timedelta(seconds=monitor.interval_seconds))
+    if "disabled_until" in changes:
+        # Due when the pause ends (at once when re-enabled): a paused monitor is not even looked at meanwhile.
+        monitor.next_evaluation_at = max(now, d.disabled_until or now)
     monitor.updated_at = now
     if data.notifier_ids is not UNSET:
         notifier_ids = await _check_notifiers(session, data.notifier_ids)

@@ -246,6 +246,7 @@ async def test_disabled_until_skips_evaluation(h):
     future = h.at(600)
     m = await h.monitor(apl=ERRORS_5XX, operator="above", threshold=0, disabled_until=_iso(future))
     assert m["disabled_until"] == _iso(future)
+    assert m["next_evaluation_at"] >= m["disabled_until"]  # not even looked at before
     await h.ingest("web", errors(h, 30, 3))
     tick = await h.run(h.at(60))
     assert tick.evaluated == 0 and (await h.get(m["id"]))["last_evaluated_at"] is None
@@ -256,6 +257,7 @@ async def test_disabled_until_skips_evaluation(h):
     # Disabling an alerting monitor keeps its state; re-enabling with null.
     r = await h.client.patch(f"/v1/monitors/{m['id']}", headers=h.auth, json={"disabled_until": _iso(h.at(10_000))})
     assert r.status_code == 200 and r.json()["disabled_until"] == _iso(h.at(10_000))
+    assert r.json()["next_evaluation_at"] == _iso(h.at(10_000))
     assert (await h.run(h.at(900))).evaluated == 0
     r = await h.client.patch(f"/v1/monitors/{m['id']}", headers=h.auth, json={"disabled_until": None})
     assert r.json()["disabled_until"] is None
