@@ -40,6 +40,7 @@ from app.request_ids import new_id
 from app.timefmt import iso_ms, iso_ms_or_none, utcnow
 from app.timeparams import to_ms
 
+MAX_GROUPS_SHOWN = 100
 FIRST_RUN_SPREAD_SECONDS = 60  # new monitors start within min(interval, this): many made at once do not run in step
 
 
@@ -143,6 +144,7 @@ def to_out(m: Monitor, notifier_ids: list[str]) -> MonitorOut:
         trigger_after=TriggerAfterOut(m.trigger_m, m.trigger_n),
         disabled_until=iso_ms_or_none(m.disabled_until),
         state=m.state,
+        alerting_groups=_alerting_groups(m),
         last_value=m.last_value,
         last_error=m.last_error,
         last_evaluated_at=iso_ms_or_none(m.last_evaluated_at),
@@ -150,6 +152,14 @@ def to_out(m: Monitor, notifier_ids: list[str]) -> MonitorOut:
         created_at=iso_ms(m.created_at),
         updated_at=iso_ms(m.updated_at),
     )
+
+
+def _alerting_groups(m: Monitor) -> list[dict[str, Any]]:
+    if not m.notify_by_group:
+        return []
+    series = m.series or {}
+    alerting = sorted(k for k, s in series.items() if s.get("state") == "alerting")
+    return [series[k].get("group", {}) for k in alerting[:MAX_GROUPS_SHOWN]]
 
 
 async def _routes_of(session: AsyncSession, monitor_ids: Sequence[str]) -> dict[str, list[str]]:
