@@ -114,18 +114,21 @@ async def observe(
     now: datetime,
     *,
     statement_timeout: float,
+    savepoint_open: bool = False,
 ) -> Observation:
-    """Run the query (nothing when the dataset does not exist yet: no events, no data)."""
-    await conn.execute(
-        f"SET LOCAL statement_timeout = {max(1, round(statement_timeout * 1000))}; SAVEPOINT {SAVEPOINT}"
-    )
+    """Run the query (nothing when the dataset does not exist yet: no events, no data). Afterwards a savepoint
+    is open on `conn` (the next monitor of a batch releases it: `savepoint_open`), so one statement goes ahead of
+    each query however many monitors a transaction evaluates."""
+    timeout_ms = max(1, round(statement_timeout * 1000))
+    release = f"RELEASE SAVEPOINT {SAVEPOINT}; " if savepoint_open else ""
+    await conn.execute(f"{release}SET LOCAL statement_timeout = {timeout_ms}; SAVEPOINT {SAVEPOINT}")
     try:
         if monitor.type == "threshold":
             return await _threshold(conn, monitor, dataset_id, window, now)
         return await _match(conn, monitor, dataset_id, window, now)
     except (asyncpg.PostgresError, QueryError) as exc:
         if isinstance(exc, asyncpg.PostgresError):
-            await conn.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
+            await conn.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")  # the savepoint stays, the failure goes
         return Observation(_failure(exc, monitor.apl, statement_timeout))
 
 

@@ -1,20 +1,22 @@
-"""One evaluation of one monitor, as one outbox transaction.
+"""One evaluation of one monitor, written as an outbox.
 
-The caller holds the monitor row locked (`FOR UPDATE`; `SKIP LOCKED` in the scheduler's claim) in the session's
-transaction and commits afterwards: the query, the new state, the monitor events, the annotation and one
-delivery per routed notifier all land in that one commit, or none of them do. So a change is recorded and
-notified exactly once however many server processes run the loop, and a process that dies mid-evaluation
-leaves the monitor due, with nothing half-written.
+The caller holds the monitor row locked (`FOR UPDATE`; `SKIP LOCKED` in the loop's claim, which takes up to 20
+due monitors per transaction) in the session's transaction and commits afterwards: the query, the new state,
+the monitor events, the annotation and one delivery per routed notifier land in that one commit, or none of them
+do. So a change is recorded and notified exactly once however many server processes run the loop, and a process
+that dies mid-evaluation leaves the monitor due, with nothing half-written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any, cast
 
 import asyncpg
 import msgspec
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.base import Event
@@ -31,6 +33,8 @@ from app.monitors.state import Change, Series, Step, resize, step_match, step_th
 from app.request_ids import new_id
 from app.timefmt import iso_ms
 
+# session.info key: the transaction in which an evaluation savepoint is open (see evaluation.observe)
+SAVEPOINT_OPEN = "monitor_savepoint_in"
 KIND_WORDS = {"triggered": "alerting", "resolved": "resolved", "no_data": "no data", "error": "error"}
 
 
@@ -47,6 +51,7 @@ class Report:
     events: list[MonitorEvent] = field(default_factory=list)
     notifier_ids: list[str] = field(default_factory=list)
     deliveries: int = 0
+    row: dict[str, Any] = field(default_factory=dict)  # the monitor row's new values (see `save`)
 
 
 def link(env: DeliveryEnv, monitor_id: str) -> str:
@@ -92,14 +97,23 @@ async def evaluate(
     scheduled: bool,
     dry_run: bool = False,
 ) -> Report:
-    """Evaluate the locked `monitor` at `now`; unless `dry_run`, add everything it changes to the session
-    (the caller commits). `scheduled`: a run of the loop (it moves the schedule on), not an on-demand one."""
+    """Evaluate the locked `monitor` at `now`; unless `dry_run`, add its events, deliveries and annotation to the
+    session and leave the monitor row's new values in `report.row`: the caller writes them with `save` (one
+    statement for a whole batch) and commits. `scheduled`: a run of the loop (it moves the schedule on), not an
+    on-demand one."""
     settings = env.settings
     window = window_for(monitor, now, settle_seconds=settings.monitor_match_settle_seconds)
     conn = await driver_connection(session)
     observed = await observe(
-        conn, monitor, dataset_id, window, now, statement_timeout=settings.monitor_query_timeout_seconds
+        conn,
+        monitor,
+        dataset_id,
+        window,
+        now,
+        statement_timeout=settings.monitor_query_timeout_seconds,
+        savepoint_open=session.info.get(SAVEPOINT_OPEN) is session.get_transaction(),
     )
+    session.info[SAVEPOINT_OPEN] = session.get_transaction()
     before = monitor.state
     if monitor.type == "threshold":
         step = step_threshold(before, series_of(monitor), observed.result, rules_of(monitor))  # type: ignore[arg-type]
@@ -111,7 +125,7 @@ async def evaluate(
     report.events = [_event_row(monitor, change, window, observed, now, dry_run) for change in step.changes]
     if dry_run:
         return report
-    _apply(monitor, report, scheduled)
+    report.row = _row(monitor, report, scheduled)
     for row, change in zip(report.events, step.changes, strict=True):
         session.add(row)
         if change.notify:
@@ -127,18 +141,46 @@ async def evaluate(
     return report
 
 
-def _apply(monitor: Monitor, report: Report, scheduled: bool) -> None:
+def _row(monitor: Monitor, report: Report, scheduled: bool) -> dict[str, Any]:
     step, observed = report.step, report.observation
-    monitor.state = step.state
-    monitor.series = msgspec.to_builtins(step.series)
-    monitor.last_value = step.value
-    monitor.last_error = observed.error
-    monitor.last_evaluated_at = report.now
+    cursor = monitor.match_cursor
     if monitor.type == "match_event" and observed.error is None:
-        monitor.match_cursor = report.window.until  # reported up to here; a failed run reports it next time
+        cursor = report.window.until  # reported up to here; a failed run reports it next time
+    due, last_due = monitor.next_evaluation_at, monitor.last_due_at
     if scheduled:
-        monitor.last_due_at = monitor.next_evaluation_at
-        monitor.next_evaluation_at = next_due(monitor.next_evaluation_at, report.now, monitor.interval_seconds)
+        last_due, due = due, next_due(due, report.now, monitor.interval_seconds)
+    return {
+        "v_id": monitor.id,
+        "v_state": step.state,
+        "v_series": msgspec.to_builtins(step.series),
+        "v_last_value": step.value,
+        "v_last_error": observed.error,
+        "v_last_evaluated_at": report.now,
+        "v_last_due_at": last_due,
+        "v_next_evaluation_at": due,
+        "v_match_cursor": cursor,
+    }
+
+
+_COLUMNS = (
+    "state", "series", "last_value", "last_error", "last_evaluated_at", "last_due_at", "next_evaluation_at",
+    "match_cursor",
+)  # fmt: skip
+_TABLE = cast(Table, Monitor.__table__)
+# Core, not the ORM's bulk update: one statement executed for a batch of rows (`v_` names: SQLAlchemy reserves
+# the column names for its own parameters).
+_SAVE = (
+    update(_TABLE)
+    .where(_TABLE.c.id == bindparam("v_id"))
+    .values({name: bindparam(f"v_{name}", type_=_TABLE.c[name].type) for name in _COLUMNS})
+)
+
+
+async def save(session: AsyncSession, reports: Sequence[Report]) -> None:
+    """Write the new state of every evaluated monitor: one statement, executed for all rows at once."""
+    rows = [r.row for r in reports if r.row]
+    if rows:
+        await session.execute(_SAVE, rows)
 
 
 def _event_row(

@@ -93,6 +93,7 @@ class MonitorOut(msgspec.Struct, kw_only=True):
     trigger_after: TriggerAfterOut
     disabled_until: str | None
     state: str
+    alerting_groups: list[dict[str, Any]]  # with notify_by_group: the groups alerting now (at most 100)
     last_value: float | None
     last_error: str | None
     last_evaluated_at: str | None

@@ -40,6 +40,7 @@ from app.request_ids import new_id
 from app.timefmt import iso_ms, iso_ms_or_none, utcnow
 from app.timeparams import to_ms
 
+MAX_GROUPS_SHOWN = 100
 FIRST_RUN_SPREAD_SECONDS = 60  # new monitors start within min(interval, this): many made at once do not run in step
 
 
@@ -143,6 +144,7 @@ def to_out(m: Monitor, notifier_ids: list[str]) -> MonitorOut:
         trigger_after=TriggerAfterOut(m.trigger_m, m.trigger_n),
         disabled_until=iso_ms_or_none(m.disabled_until),
         state=m.state,
+        alerting_groups=_alerting_groups(m),
         last_value=m.last_value,
         last_error=m.last_error,
         last_evaluated_at=iso_ms_or_none(m.last_evaluated_at),
@@ -150,6 +152,14 @@ def to_out(m: Monitor, notifier_ids: list[str]) -> MonitorOut:
         created_at=iso_ms(m.created_at),
         updated_at=iso_ms(m.updated_at),
     )
+
+
+def _alerting_groups(m: Monitor) -> list[dict[str, Any]]:
+    if not m.notify_by_group:
+        return []
+    series = m.series or {}
+    alerting = sorted(k for k, s in series.items() if s.get("state") == "alerting")
+    return [series[k].get("group", {}) for k in alerting[:MAX_GROUPS_SHOWN]]
 
 
 async def _routes_of(session: AsyncSession, monitor_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -220,7 +230,7 @@ async def create_monitor(session: AsyncSession, who: Principal, data: MonitorCre
         last_error=None,
         last_evaluated_at=None,
         last_due_at=None,
-        next_evaluation_at=now + timedelta(seconds=random.uniform(0, spread)),
+        next_evaluation_at=max(now + timedelta(seconds=random.uniform(0, spread)), d.disabled_until or now),
         match_cursor=None,
         created_at=now,
         updated_at=now,
@@ -305,6 +315,9 @@ async def update_monitor(session: AsyncSession, who: Principal, monitor_id: str,
     monitor.series = msgspec.to_builtins(runner.series_of(monitor))  # M of N changed: keep the last N
     # A shorter interval takes effect now, not after the longer one has run out.
     monitor.next_evaluation_at = min(monitor.next_evaluation_at, now + timedelta(seconds=monitor.interval_seconds))
+    if "disabled_until" in changes:
+        # Due when the pause ends (at once when re-enabled): a paused monitor is not even looked at meanwhile.
+        monitor.next_evaluation_at = max(now, d.disabled_until or now)
     monitor.updated_at = now
     if data.notifier_ids is not UNSET:
         notifier_ids = await _check_notifiers(session, data.notifier_ids)
@@ -383,6 +396,7 @@ async def evaluate_now(
     if dry_run:
         await session.rollback()
     else:
+        await runner.save(session, [report])
         await session.commit()
     return out, report.deliveries
 

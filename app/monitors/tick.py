@@ -1,7 +1,7 @@
 """The monitor loop: a job of app/scheduler.py in every server process.
 
 Each tick, `settings.monitor_concurrency` lanes claim due monitors one at a time (`FOR UPDATE SKIP LOCKED`, the
-most overdue first) and evaluate each in its own transaction (app/monitors/runner.py), until nothing is due.
+most overdue first, `BATCH` per transaction) and evaluate them (app/monitors/runner.py), until nothing is due.
 Any number of processes share the work; a monitor is evaluated once per due time. When a run queued
 deliveries, the process's delivery worker is woken at once instead of at its next poll.
 """
@@ -36,42 +36,75 @@ class TickResult:
     lags: list[float] = field(default_factory=list)  # seconds from due to evaluated, per evaluation
 
 
-def _claim(now: datetime) -> Any:
+BATCH = 20  # monitors claimed and evaluated per transaction: fewer round trips per evaluation
+
+
+def _claim(now: datetime, limit: int, monitor_id: str | None = None) -> Any:
     dataset_id = select(Dataset.id).where(Dataset.name == Monitor.dataset).scalar_subquery()
-    return (
-        select(Monitor, dataset_id)
-        .where(
-            Monitor.next_evaluation_at <= now,
-            or_(Monitor.disabled_until.is_(None), Monitor.disabled_until <= now),
-        )
-        .order_by(Monitor.next_evaluation_at)
-        .limit(1)
-        .with_for_update(of=Monitor, skip_locked=True)
+    stmt = select(Monitor, dataset_id).where(
+        Monitor.next_evaluation_at <= now,
+        or_(Monitor.disabled_until.is_(None), Monitor.disabled_until <= now),
     )
+    if monitor_id is not None:
+        stmt = stmt.where(Monitor.id == monitor_id)
+    return stmt.order_by(Monitor.next_evaluation_at).limit(limit).with_for_update(of=Monitor, skip_locked=True)
 
 
-async def claim_and_evaluate(env: DeliveryEnv, now: datetime | None = None) -> runner.Report | None:
-    """Claim the most overdue monitor and evaluate it; None when nothing is due."""
+async def claim_and_evaluate(
+    env: DeliveryEnv, now: datetime | None = None, *, batch: int = BATCH
+) -> list[runner.Report] | None:
+    """Claim up to `batch` due monitors (the most overdue first) and evaluate them in one transaction; None
+    when nothing is due. If something breaks, the batch is rolled back and its monitors go one by one, so that
+    one broken monitor holds up no other."""
     at = now or utcnow()
     async with env.sessionmaker() as session:
-        row = (await session.execute(_claim(at))).first()
-        if row is None:
+        rows = (await session.execute(_claim(at, batch))).all()
+        if not rows:
             return None
+        # What the recovery needs, read now: a rollback expires the loaded rows.
+        claimed = [(m.id, m.next_evaluation_at, m.interval_seconds) for m, _ in rows]
+        try:
+            reports = [
+                await runner.evaluate(session, env, monitor, dataset_id, now=at, scheduled=True)
+                for monitor, dataset_id in rows
+            ]
+            await runner.save(session, reports)
+            await session.commit()
+            return reports
+        except Exception:
+            await session.rollback()
+            if len(claimed) == 1:
+                log.exception("evaluating monitor %s failed; it runs again at its next interval", claimed[0][0])
+                await _postpone(env.sessionmaker, *claimed[0], now=at)
+                return []
+            log.warning("a batch of %d monitors failed; evaluating them one by one", len(claimed))
+    reports = []
+    for monitor_id, _, _ in claimed:
+        reports.extend(await _one(env, at, monitor_id) or [])
+    return reports
+
+
+async def _one(env: DeliveryEnv, at: datetime, monitor_id: str) -> list[runner.Report] | None:
+    async with env.sessionmaker() as session:
+        row = (await session.execute(_claim(at, 1, monitor_id))).first()
+        if row is None:
+            return None  # another process has it, or has done it
         monitor, dataset_id = row
-        due = monitor.next_evaluation_at
+        due, interval = monitor.next_evaluation_at, monitor.interval_seconds
         try:
             report = await runner.evaluate(session, env, monitor, dataset_id, now=at, scheduled=True)
+            await runner.save(session, [report])
             await session.commit()
-            return report
+            return [report]
         except Exception:
-            log.exception("evaluating monitor %s failed; it runs again at its next interval", monitor.id)
+            log.exception("evaluating monitor %s failed; it runs again at its next interval", monitor_id)
             await session.rollback()
-    await _postpone(env.sessionmaker, monitor.id, due, at, monitor.interval_seconds)
-    return None
+    await _postpone(env.sessionmaker, monitor_id, due, interval, now=at)
+    return []
 
 
 async def _postpone(
-    sessionmaker: async_sessionmaker[AsyncSession], monitor_id: str, due: datetime, now: datetime, interval: int
+    sessionmaker: async_sessionmaker[AsyncSession], monitor_id: str, due: datetime, interval: int, now: datetime
 ) -> None:
     """Move a monitor whose evaluation broke to its next due time, so that it cannot hold up the others by
     being claimed again at once (unless another process has moved it on already)."""
@@ -90,24 +123,27 @@ async def evaluate_due(
     lanes: int,
     now: datetime | None = None,
     limit: int = MAX_PER_TICK,
+    batch: int = BATCH,
     on_deliveries: Callable[[], None] | None = None,
 ) -> TickResult:
-    """Evaluate what is due (at most `limit` evaluations, `lanes` at a time)."""
+    """Evaluate what is due: at most `limit` evaluations, `lanes` transactions at a time, each of up to `batch`
+    monitors."""
     result = TickResult()
     claimed = 0
 
     async def lane() -> None:
         nonlocal claimed
         while claimed < limit:
-            claimed += 1
-            report = await claim_and_evaluate(env, now)
-            if report is None:
+            size = min(batch, limit - claimed)
+            claimed += size
+            reports = await claim_and_evaluate(env, now, batch=size)
+            if reports is None:
                 return
-            result.evaluated += 1
-            if report.monitor.last_due_at is not None:
-                result.lags.append((report.now - report.monitor.last_due_at).total_seconds())
-            if report.deliveries:
-                result.deliveries += report.deliveries
+            result.evaluated += len(reports)
+            result.lags.extend((r.now - r.row["v_last_due_at"]).total_seconds() for r in reports)
+            queued = sum(r.deliveries for r in reports)
+            if queued:
+                result.deliveries += queued
                 if on_deliveries is not None:
                     on_deliveries()
 

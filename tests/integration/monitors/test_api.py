@@ -40,6 +40,7 @@ async def test_create_get_defaults_and_representation(h):
         "trigger_after": {"m": 1, "n": 1},
         "disabled_until": None,
         "state": "ok",
+        "alerting_groups": [],
         "last_value": None,
         "last_error": None,
         "last_evaluated_at": None,

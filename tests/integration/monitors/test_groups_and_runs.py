@@ -22,6 +22,7 @@ async def test_each_group_has_its_own_state(h):
     assert (await h.run(h.at(180))).deliveries == 1
     got = await h.get(m["id"])
     assert got["state"] == "alerting" and got["last_value"] == 5
+    assert got["alerting_groups"] == [{"service": "auth"}]
     history = await h.history(m["id"])
     assert [(e["kind"], e["group"]) for e in history] == [
         ("resolved", {"service": "api"}),

@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import asyncpg
+from sqlalchemy import text
 
 from app.monitors.tick import evaluate_due
 from app.settings import asyncpg_dsn
 from app.timefmt import iso_ms as _iso
+from tests.helpers import captured_logs
 
 ERRORS_5XX = "['web'] | where status >= 500 | summarize count()"
 
@@ -244,6 +246,7 @@ async def test_disabled_until_skips_evaluation(h):
     future = h.at(600)
     m = await h.monitor(apl=ERRORS_5XX, operator="above", threshold=0, disabled_until=_iso(future))
     assert m["disabled_until"] == _iso(future)
+    assert m["next_evaluation_at"] >= m["disabled_until"]  # not even looked at before
     await h.ingest("web", errors(h, 30, 3))
     tick = await h.run(h.at(60))
     assert tick.evaluated == 0 and (await h.get(m["id"]))["last_evaluated_at"] is None
@@ -254,7 +257,25 @@ async def test_disabled_until_skips_evaluation(h):
     # Disabling an alerting monitor keeps its state; re-enabling with null.
     r = await h.client.patch(f"/v1/monitors/{m['id']}", headers=h.auth, json={"disabled_until": _iso(h.at(10_000))})
     assert r.status_code == 200 and r.json()["disabled_until"] == _iso(h.at(10_000))
+    assert r.json()["next_evaluation_at"] == _iso(h.at(10_000))
     assert (await h.run(h.at(900))).evaluated == 0
     r = await h.client.patch(f"/v1/monitors/{m['id']}", headers=h.auth, json={"disabled_until": None})
     assert r.json()["disabled_until"] is None
     assert (await h.run(h.at(960))).evaluated == 1
+
+
+async def test_a_monitor_that_cannot_be_evaluated_holds_up_no_other(h):
+    broken = await h.monitor(name="broken", apl=ERRORS_5XX, operator="above", threshold=0)
+    healthy = await h.monitor(name="healthy", apl=ERRORS_5XX, operator="above", threshold=0)
+    await h.ingest("web", errors(h, 30, 1))
+    async with h.db() as s:  # a stored state that no longer decodes
+        await s.execute(text("UPDATE monitors SET series = '{\"\": 5}' WHERE id = :id"), {"id": broken["id"]})
+        await s.commit()
+    with captured_logs("beacon.monitors") as logs:
+        tick = await h.run(h.at(60))
+    assert tick.evaluated == 1
+    assert (await h.get(healthy["id"]))["state"] == "alerting"
+    after = await h.get(broken["id"])
+    assert after["last_evaluated_at"] is None and after["next_evaluation_at"] == _iso(h.at(120))  # postponed
+    assert any(f"evaluating monitor {broken['id']} failed" in line for line in logs)
+    assert (await evaluate_due(h.env, lanes=1, now=h.at(61))).evaluated == 0  # not claimed again at once
