@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,6 +117,15 @@ class BeaconError(Exception):
     @property
     def status(self) -> int:
         return ERRORS[self.code].status
+
+
+def check_choice(value: str, choices: Iterable[str], param: str) -> str:
+    """A query-string value that must be one of a fixed set; 400 invalid_parameter naming them otherwise."""
+    if value not in choices:
+        raise BeaconError(
+            "invalid_parameter", f"`{param}` must be one of {', '.join(choices)}; got {value!r}.", param=param
+        )
+    return value
 
 
 def not_found(kind: str, ident: str) -> BeaconError:

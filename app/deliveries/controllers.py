@@ -11,10 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.deliveries import service
 from app.deliveries.schemas import DeliveryOut, PreviewOut, PreviewRequest
 from app.deliveries.sending import DeliveryEnv
+from app.notifiers.controllers import READ, WRITE
 from app.pagination import CursorCodec, Limit, ListEnvelope
-
-READ = {"scope": "notifiers:read"}
-WRITE = {"scope": "notifiers:write"}
 
 
 def provide_delivery_env(state: State) -> DeliveryEnv:

@@ -13,7 +13,7 @@ from adapters.http import redact_value
 from app.db.delivery import Delivery, DeliveryAttempt
 from app.deliveries.schemas import STATUSES, AttemptOut, DeliveryOut, PreviewOut
 from app.deliveries.sending import DeliveryEnv, attempt
-from app.errors import BeaconError, not_found
+from app.errors import BeaconError, check_choice, not_found
 from app.notifiers import service as notifiers
 from app.pagination import CursorCodec, ListEnvelope, paginate
 from app.request_ids import new_id
@@ -148,10 +148,8 @@ async def list_deliveries(
     limit: int | None,
     cursor: str | None,
 ) -> ListEnvelope[DeliveryOut]:
-    if status is not None and status not in STATUSES:
-        raise BeaconError(
-            "invalid_parameter", f"`status` must be one of {', '.join(STATUSES)}; got {status!r}.", param="status"
-        )
+    if status is not None:
+        check_choice(status, STATUSES, "status")
     stmt = select(Delivery)
     if notifier_id is not None:
         stmt = stmt.where(Delivery.notifier_id == notifier_id)

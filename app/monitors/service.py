@@ -21,7 +21,7 @@ from app.db.monitor_event import MonitorEvent
 from app.db.monitor_notifier import MonitorNotifier
 from app.db.notifier import Notifier
 from app.deliveries.sending import DeliveryEnv
-from app.errors import BeaconError, not_found
+from app.errors import BeaconError, check_choice, not_found
 from app.monitors import queries, runner
 from app.monitors.evaluation import iso_range
 from app.monitors.schemas import (
@@ -256,10 +256,8 @@ async def get_monitor(session: AsyncSession, monitor_id: str, *, for_update: boo
 async def list_monitors(
     session: AsyncSession, codec: CursorCodec, *, state: str | None, limit: int | None, cursor: str | None
 ) -> ListEnvelope[MonitorOut]:
-    if state is not None and state not in STATES:
-        raise BeaconError(
-            "invalid_parameter", f"`state` must be one of {', '.join(STATES)}; got {state!r}.", param="state"
-        )
+    if state is not None:
+        check_choice(state, STATES, "state")
     stmt = select(Monitor)
     if state is not None:
         stmt = stmt.where(Monitor.state == state)

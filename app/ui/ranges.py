@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from app.errors import BeaconError
+from app.errors import BeaconError, check_choice
 from app.timeparams import parse_time_param
 
 PRESETS: dict[str, timedelta] = {
@@ -104,12 +104,7 @@ def resolve_range(preset: str | None, start: str | None, end: str | None, now: d
         chosen: str | None = None
     else:
         chosen = preset or DEFAULT_PRESET
-        if chosen not in PRESETS:
-            raise BeaconError(
-                "invalid_parameter",
-                f"`range` must be one of {', '.join(PRESETS)}; got {chosen!r}.",
-                param="range",
-            )
+        check_choice(chosen, PRESETS, "range")
         upper = now
         lower = now - PRESETS[chosen]
     text, step = choose_step(upper - lower)

@@ -22,7 +22,7 @@ from app.annotations.service import list_annotations
 from app.auth import Principal
 from app.datasets.service import list_fields
 from app.db.dataset import Dataset
-from app.errors import BeaconError
+from app.errors import BeaconError, check_choice
 from app.monitors import service as monitors
 from app.monitors.schemas import MonitorEventOut, MonitorOut
 from app.pagination import MAX_LIMIT, CursorCodec
@@ -63,8 +63,7 @@ def default_query(dataset: str, step_text: str) -> str:
 
 
 def chart_query(dataset: str, step_text: str, fn: str, field_name: str | None) -> str:
-    if fn not in FUNCTIONS:
-        raise BeaconError("invalid_parameter", f"`fn` must be one of {', '.join(FUNCTIONS)}; got {fn!r}.", param="fn")
+    check_choice(fn, FUNCTIONS, "fn")
     if fn != "count" and not field_name:
         raise BeaconError("invalid_parameter", f"`{fn}` summarizes a field: choose one in `field`.", param="field")
     aggregate = FUNCTIONS[fn].format(f=quote_name(field_name or ""))
