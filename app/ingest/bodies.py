@@ -1,20 +1,25 @@
 """Reading an ingest body: content type and encoding, the as-sent and decompressed size caps, gzip.
 
-The body is never held whole: it is read as it arrives, inflated with `zlib.decompressobj(...).decompress(
-data, max_length)` so that one small input chunk can never produce more than `OUT_CHUNK` bytes at once, and
-counted on both sides so a gzip bomb stops at the decompressed cap.
+The body is never held whole: it is read as it arrives, inflated with `decompressobj(...).decompress(data,
+max_length)` so that one small input chunk can never produce more than `OUT_CHUNK` bytes at once, and counted
+on both sides so a gzip bomb stops at the decompressed cap. Inflating is ISA-L's (python-isal, the zlib API):
+about 3x faster than zlib's on log data, a tenth of the server's time per event at ingest speed.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import AsyncIterator
 from enum import Enum
+from typing import cast
+
+from isal import isal_zlib
 
 from app.errors import BeaconError
 from app.ingest.limits import IngestLimits, size_text
 
 OUT_CHUNK = 256 * 1024
+# isal's stub declares `error` as an instance; at run time it is the exception class (IsalError).
+_INFLATE_ERROR = cast(type[Exception], isal_zlib.error)
 
 
 class Format(Enum):
@@ -87,7 +92,7 @@ class BodyReader:
         return data
 
     async def chunks(self) -> AsyncIterator[bytes]:
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if self._gzip else None
+        inflater = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS) if self._gzip else None
         async for piece in self._stream:
             if not piece:
                 continue
@@ -100,10 +105,10 @@ class BodyReader:
             data = piece
             while True:
                 if inflater.eof:  # a gzip stream may hold several members, one after another
-                    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                    inflater = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
                 try:
                     out = inflater.decompress(data, OUT_CHUNK)
-                except zlib.error as exc:
+                except _INFLATE_ERROR as exc:
                     raise BeaconError("invalid_body", f"The body is not valid gzip data: {exc}.") from None
                 if out:
                     yield self._count(out)

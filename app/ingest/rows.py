@@ -145,6 +145,8 @@ class RowBuilder:
         nested = self._nested
         rows = 0
         size = 0
+        last_keys: tuple[str, ...] = ()
+        last_types: tuple[type, ...] = ()
         try:
             for item in items:
                 if raw:
@@ -194,7 +196,11 @@ class RowBuilder:
                 if may_hold_nul and b"\\u0000" in data and has_nul(event):
                     fail(this, "event holds the character U+0000, which cannot be stored")
                     continue
-                add_shape((tuple(event), types))
+                # Most streams repeat one shape: comparing with the last one costs less than hashing the pair.
+                keys = tuple(event)
+                if types != last_types or keys != last_keys:
+                    add_shape((keys, types))
+                    last_keys, last_types = keys, types
                 add_day(time_us // DAY_US)
                 buf += pack(4, 4, dataset_id, 8, time_us - offset, 8, sys_time, len(data) + 1, 1)
                 buf += data

@@ -7,6 +7,7 @@ parsed, so a 200 means durable and any failure (a cap, corrupt gzip, a bad JSON 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -111,6 +112,10 @@ async def _read_ndjson(body: AsyncIterator[bytes], builder: RowBuilder, writer: 
             pos += take
             if builder.rows >= chunk_rows:
                 await writer.write(*builder.take_chunk())
+        # Let the event loop run between decompressed chunks even when the next one is already buffered: other
+        # requests' COPY data waits in their transports until it does, and PostgreSQL idles meanwhile
+        # (measured: 149k -> 165k events/s in bench/ingest.py).
+        await asyncio.sleep(0)
         if oversized:
             builder.fail_next(f"event is larger than the {size_text(builder.max_event_bytes)} limit")
     builder.add_lines(splitter.finish())
