@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.engine import driver_connection
 from app.ingest.partitions import PartitionCache, day_date, partition_day
 from app.ingest.timestamps import DAY_US, datetime_to_us
 
@@ -45,8 +46,7 @@ async def apply_retention(
     # Statements run in autocommit on a pooled connection: each DROP or DELETE stands alone, so a long
     # retention pass never holds locks for longer than one partition's work.
     async with engine.connect() as conn:
-        raw = (await conn.get_raw_connection()).driver_connection
-        assert isinstance(raw, asyncpg.Connection)
+        raw = await driver_connection(conn)
         rows = await raw.fetch("SELECT id, retention_days FROM datasets WHERE retention_days IS NOT NULL")
         cutoff_times = {r["id"]: now - timedelta(days=r["retention_days"]) for r in rows}
         cutoffs = {i: datetime_to_us(t) for i, t in cutoff_times.items()}

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+import asyncpg
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from app.settings import normalize_database_url
 
@@ -21,3 +22,13 @@ def make_engine(database_url: str, *, pool_size: int = 10) -> AsyncEngine:
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+async def driver_connection(conn: AsyncConnection | AsyncSession) -> asyncpg.Connection:
+    """The asyncpg connection under a SQLAlchemy connection (or a session's, in its transaction): for COPY and
+    for hot reads as plain records, where the ORM would cost more than the statement."""
+    if isinstance(conn, AsyncSession):
+        conn = await conn.connection()
+    driver = (await conn.get_raw_connection()).driver_connection
+    assert isinstance(driver, asyncpg.Connection)
+    return driver

@@ -17,6 +17,7 @@ import msgspec
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.engine import driver_connection
 from app.errors import BeaconError
 from app.ingest import copyfmt
 from app.ingest.bodies import BodyReader, Format
@@ -61,13 +62,6 @@ async def lock_dataset(session: AsyncSession, name: str) -> int:
         if created is not None:
             return int(created)
     raise BeaconError("conflict", f"The dataset {name!r} is being deleted; retry the request.")
-
-
-async def _driver_connection(session: AsyncSession) -> asyncpg.Connection:
-    raw = await (await session.connection()).get_raw_connection()
-    conn = raw.driver_connection
-    assert isinstance(conn, asyncpg.Connection)
-    return conn
 
 
 class _ChunkWriter:
@@ -152,7 +146,7 @@ async def ingest(
     dsn: str,
 ) -> IngestResult:
     dataset_id = await lock_dataset(session, req.dataset)
-    conn = await _driver_connection(session)
+    conn = await driver_connection(session)
     builder = RowBuilder(
         dataset_id=dataset_id,
         arrival_us=datetime_to_us(req.arrival),

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-import asyncpg
 import msgspec
 from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -23,6 +22,7 @@ from adapters.base import Event
 from adapters.context import OPERATOR_WORDS
 from adapters.templating import number
 from app.annotations.service import add_annotation
+from app.db.engine import driver_connection
 from app.db.monitor import Monitor
 from app.db.monitor_event import MonitorEvent
 from app.db.monitor_notifier import MonitorNotifier
@@ -65,13 +65,6 @@ def next_due(due: datetime, now: datetime, interval_seconds: int) -> datetime:
     if due + step > now:
         return due + step
     return due + step * ((now - due) // step + 1)
-
-
-async def driver_connection(session: AsyncSession) -> asyncpg.Connection:
-    """The asyncpg connection under the session's transaction (the query runs on it as plain records)."""
-    raw = await (await session.connection()).get_raw_connection()
-    conn: asyncpg.Connection = raw.driver_connection
-    return conn
 
 
 async def routes(session: AsyncSession, monitor_id: str) -> list[str]:

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.auth import Principal
 from app.datasets.names import is_dataset_name
+from app.db.engine import driver_connection
 from app.errors import BeaconError
 from app.query.compiler import Compiled, Statement
 from app.query.errors import QueryError, to_beacon_error
@@ -66,11 +67,15 @@ async def read_transaction(engine: AsyncEngine, timeout_seconds: float) -> Async
     conn = await engine.connect()
     driver: asyncpg.Connection | None = None
     try:
-        raw = await conn.get_raw_connection()
-        active: asyncpg.Connection = raw.driver_connection
+        active = await driver_connection(conn)
         driver = active
         timeout_ms = max(1, round(timeout_seconds * 1000))
-        await active.execute(f"BEGIN READ ONLY; SET LOCAL statement_timeout = {timeout_ms}")
+        # Custom plans always: a statement is prepared once and run with new times each call, and after five
+        # runs PostgreSQL may switch to a generic plan, which cannot prune partitions by the actual times.
+        await active.execute(
+            f"BEGIN READ ONLY; SET LOCAL statement_timeout = {timeout_ms};"
+            " SET LOCAL plan_cache_mode = force_custom_plan"
+        )
         yield active
     finally:
         with anyio.CancelScope(shield=True):

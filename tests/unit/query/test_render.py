@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from app.errors import BeaconError
-from app.query.render import infer_type, render_time, render_timespan
+from app.query.render import infer_type, render_time, render_times, render_timespan
 from app.query.timerange import time_range
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -24,6 +24,16 @@ NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 )
 def test_render_time(value: datetime, text: str) -> None:
     assert render_time(value) == text
+    assert render_times([value, None]) == [text, None]
+
+
+def test_render_times_of_a_column_match_one_by_one() -> None:
+    base = datetime(2026, 11, 21, 23, 59, 59, tzinfo=UTC)
+    column = [base + timedelta(microseconds=us) for us in (0, 1, 999, 1000, 123000, 999999, 1000000)]
+    column += [None, datetime(1970, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, 3, 4, 5, 6000)]  # the last one naive
+    mixed = [*column, datetime(2026, 1, 2, 5, 4, 5, tzinfo=timezone(timedelta(hours=2)))]
+    for values in (column, mixed):
+        assert render_times(values) == [None if v is None else render_time(v) for v in values]
 
 
 @pytest.mark.parametrize(
