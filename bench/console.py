@@ -32,9 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from query import DATASET, Server, _with_db, load, reusable  # noqa: E402
+from query import DATASET, Server, events_database  # noqa: E402
 
-from app.db.migrate import upgrade  # noqa: E402
 from app.query.compiler import Compiled  # noqa: E402
 from app.query.parser import parse  # noqa: E402
 from app.settings import asyncpg_dsn  # noqa: E402
@@ -66,19 +65,9 @@ async def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="keep the events of a previous run (same --events)")
     args = parser.parse_args()
 
-    url = _with_db(args.server_url, args.database)
-    reused = await reusable(url, args.events, hours=HOURS) if args.reuse else None
-    if reused is not None:
-        dataset_id, end = reused
-        print(f"reusing {args.events:,} events in {args.database}")
-    else:
-        admin = await asyncpg.connect(asyncpg_dsn(args.server_url))
-        await admin.execute(f'DROP DATABASE IF EXISTS "{args.database}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{args.database}"')
-        await admin.close()
-        await asyncio.to_thread(upgrade, url)
-        end = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
-        dataset_id = await load(url, args.events, end, hours=HOURS)
+    url, dataset_id, end = await events_database(
+        args.server_url, args.database, args.events, reuse=args.reuse, hours=HOURS
+    )
     start = end - timedelta(hours=HOURS)
     # The page's range: the loaded day, widened to whole 5-minute buckets (as the page itself does).
     rng = resolve_range(None, start.isoformat(), end.isoformat(), datetime.now(UTC))

@@ -121,6 +121,25 @@ async def reusable(url: str, events: int, hours: float = 72) -> tuple[int, datet
     return int(row[0]), row[2] + step
 
 
+async def events_database(
+    server_url: str, database: str, events: int, *, reuse: bool, hours: float = 72
+) -> tuple[str, int, datetime]:
+    """(database URL, dataset id, end time) of `events` events over `hours` hours: the ones an earlier run left
+    in `database` when `reuse` asks for them and they match, else a fresh database loaded by COPY."""
+    url = _with_db(server_url, database)
+    reused = await reusable(url, events, hours=hours) if reuse else None
+    if reused is not None:
+        print(f"reusing {events:,} events in {database}")
+        return url, *reused
+    admin = await asyncpg.connect(asyncpg_dsn(server_url))
+    await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    await admin.execute(f'CREATE DATABASE "{database}"')
+    await admin.close()
+    await asyncio.to_thread(upgrade, url)
+    end = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
+    return url, await load(url, events, end, hours=hours), end
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -301,19 +320,7 @@ async def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="keep the events of a previous run (same --events)")
     args = parser.parse_args()
 
-    url = _with_db(args.server_url, args.database)
-    reused = await reusable(url, args.events) if args.reuse else None
-    if reused is not None:
-        dataset_id, end = reused
-        print(f"reusing {args.events:,} events in {args.database}")
-    else:
-        admin = await asyncpg.connect(asyncpg_dsn(args.server_url))
-        await admin.execute(f'DROP DATABASE IF EXISTS "{args.database}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{args.database}"')
-        await admin.close()
-        await asyncio.to_thread(upgrade, url)
-        end = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
-        dataset_id = await load(url, args.events, end)
+    url, dataset_id, end = await events_database(args.server_url, args.database, args.events, reuse=args.reuse)
 
     with tempfile.TemporaryDirectory() as workdir:
         server = Server(url, Path(workdir))
