@@ -67,9 +67,8 @@ _SYMBOLS = sorted(
     key=len,
     reverse=True,
 )
-# Negated word operators: `!in`, `!contains`, ... lexed as one symbol.
-_BANG_WORDS = (
-    "in",
+# The string operators (`contains`, ...), which the parser reads as binary operators.
+STRING_OPS = (
     "contains",
     "contains_cs",
     "startswith",
@@ -78,8 +77,9 @@ _BANG_WORDS = (
     "endswith_cs",
     "has",
     "has_cs",
-    "between",
 )
+# Negated word operators: `!in`, `!contains`, ... lexed as one symbol.
+_BANG_WORDS = ("in", *STRING_OPS, "between")
 # Hyphenated operator names that would otherwise lex as `project - away`.
 _HYPHENATED = ("project-away",)
 

@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from app.query import ast
 from app.query.errors import QueryError
-from app.query.lexer import Kind, Lexer, Token
+from app.query.lexer import STRING_OPS, Kind, Lexer, Token
 
 OPERATORS = (
     "where",
@@ -29,19 +29,9 @@ OPERATORS = (
     "distinct",
 )
 _COMPARISONS = ("==", "!=", "<>", "<", "<=", ">", ">=", "=~", "!~")
-_STRING_OPS = (
-    "contains",
-    "contains_cs",
-    "startswith",
-    "startswith_cs",
-    "endswith",
-    "endswith_cs",
-    "has",
-    "has_cs",
-)
-_NEGATED_STRING_OPS = tuple("!" + op for op in _STRING_OPS)
+_NEGATED_STRING_OPS = tuple("!" + op for op in STRING_OPS)
 # Words that end an expression list or start an operator-level clause; never read as field names there.
-_RESERVED = {"and", "or", "by", "asc", "desc", "in", "between", "matches", *_STRING_OPS}
+_RESERVED = {"and", "or", "by", "asc", "desc", "in", "between", "matches", *STRING_OPS}
 # Bounds on recursion for pathological input (10,000 nested parentheses, `a+a+...+a` 50,000 times): the parser
 # and the compiler recurse once per level, far below Python's recursion limit at these depths.
 MAX_DEPTH = 64
@@ -315,7 +305,7 @@ class _Parser:
             high = self.additive()
             self.expect_op(")", "to close 'between (low .. high)'")
             return ast.Between(left, low, high, tok.text == "!between", tok.pos)
-        if (tok.kind is Kind.IDENT and tok.text in _STRING_OPS) or (
+        if (tok.kind is Kind.IDENT and tok.text in STRING_OPS) or (
             tok.kind is Kind.OP and tok.text in _NEGATED_STRING_OPS
         ):
             self.advance()
