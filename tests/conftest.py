@@ -113,10 +113,10 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def make_app(settings: Settings) -> Callable[..., Litestar]:
-    """Build the real app; keyword arguments override settings fields."""
+    """Build the real app on `base` (the test's settings when not given); keyword arguments override fields."""
 
-    def build(**overrides: Any) -> Litestar:
-        return use_offline_dns(create_app(replace(settings, **overrides)))
+    def build(base: Settings | None = None, /, **overrides: Any) -> Litestar:
+        return use_offline_dns(create_app(replace(base or settings, **overrides)))
 
     return build
 

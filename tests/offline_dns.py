@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from adapters.guard import Unresolvable
+from adapters.http import HttpSender
+from app.deliveries.sending import DeliveryEnv
+from app.notifiers.service import build_notifier_env
+from app.settings import Settings
 
 PUBLIC_ADDRESS = "93.184.215.14"
 
@@ -28,6 +34,14 @@ async def offline_resolve(host: str, port: int) -> list[str]:
         return list(TABLE[host.lower().rstrip(".")])
     except KeyError:
         raise Unresolvable(f"{host} does not resolve (offline test DNS)") from None
+
+
+def offline_delivery_env(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> DeliveryEnv:
+    """What a server's loops run with (notifier adapters, HTTP sender), with this DNS, on the test's database.
+    The caller closes its `http`."""
+    notifier_env = build_notifier_env(settings)
+    notifier_env = replace(notifier_env, guard=notifier_env.guard.with_resolver(offline_resolve))
+    return DeliveryEnv(settings, notifier_env, HttpSender(notifier_env.guard, timeout=5.0), sessionmaker)
 
 
 def use_offline_dns(app: Any) -> Any:

@@ -10,11 +10,8 @@ from typing import Any
 import pytest
 from litestar.testing import AsyncTestClient
 
-from adapters.http import HttpSender
-from app.deliveries.sending import DeliveryEnv
-from app.notifiers.service import build_notifier_env
 from app.settings import Settings
-from tests.offline_dns import offline_resolve
+from tests.offline_dns import offline_delivery_env
 
 
 @pytest.fixture
@@ -36,16 +33,13 @@ def local_settings(settings: Settings, httpserver, smtp) -> Settings:
 
 @pytest.fixture
 async def client(make_app, local_settings: Settings) -> AsyncIterator[AsyncTestClient[Any]]:
-    overrides = {k: getattr(local_settings, k) for k in local_settings.__dataclass_fields__}
-    async with AsyncTestClient(app=make_app(**overrides)) as c:
+    async with AsyncTestClient(app=make_app(local_settings)) as c:
         yield c
 
 
 @pytest.fixture
 async def worker(local_settings: Settings, db) -> AsyncIterator[SimpleNamespace]:
     """What the scheduler passes to `deliver_due`: an app state with a DeliveryEnv, here on the test's engine."""
-    notifier_env = build_notifier_env(local_settings)
-    notifier_env = replace(notifier_env, guard=notifier_env.guard.with_resolver(offline_resolve))
-    http = HttpSender(notifier_env.guard, timeout=5.0)
-    yield SimpleNamespace(delivery_env=DeliveryEnv(local_settings, notifier_env, http, db))
-    await http.aclose()
+    env = offline_delivery_env(local_settings, db)
+    yield SimpleNamespace(delivery_env=env)
+    await env.http.aclose()

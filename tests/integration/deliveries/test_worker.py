@@ -162,8 +162,7 @@ async def wait_for_status(db, ids, status, *, seconds, tick=None):
 async def test_the_scheduler_job_delivers(make_app, local_settings, auth, httpserver, db, worker):
     # The app's own APScheduler job (run_scheduler) sends what a monitor enqueued; the test only waits.
     httpserver.expect_request("/h", method="POST").respond_with_data("ok")
-    fields = {k: getattr(local_settings, k) for k in local_settings.__dataclass_fields__}
-    app = make_app(**{**fields, "run_scheduler": True, "delivery_poll_seconds": 0.2})
+    app = make_app(local_settings, run_scheduler=True, delivery_poll_seconds=0.2)
     async with AsyncTestClient(app=app) as client:
         n = await make_notifier(client, auth, "chat_b", {"url": httpserver.url_for("/h")})
         (dlv,) = await enqueue(db, worker, n["id"])

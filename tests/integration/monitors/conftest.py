@@ -17,13 +17,11 @@ import pytest
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
-from adapters.http import HttpSender
 from app.deliveries.sending import DeliveryEnv
 from app.deliveries.worker import deliver_due
 from app.monitors.tick import TickResult, evaluate_due
-from app.notifiers.service import build_notifier_env
 from app.settings import Settings
-from tests.offline_dns import offline_resolve
+from tests.offline_dns import offline_delivery_env
 
 
 @pytest.fixture
@@ -34,19 +32,16 @@ def local_settings(settings: Settings) -> Settings:
 
 @pytest.fixture
 async def client(make_app, local_settings: Settings) -> AsyncIterator[AsyncTestClient[Any]]:
-    overrides = {k: getattr(local_settings, k) for k in local_settings.__dataclass_fields__}
-    async with AsyncTestClient(app=make_app(**overrides)) as c:
+    async with AsyncTestClient(app=make_app(local_settings)) as c:
         yield c
 
 
 @pytest.fixture
 async def env(local_settings: Settings, db) -> AsyncIterator[DeliveryEnv]:
     """What the loop runs with in a server (its DeliveryEnv), here on the test's own engine."""
-    notifier_env = build_notifier_env(local_settings)
-    notifier_env = replace(notifier_env, guard=notifier_env.guard.with_resolver(offline_resolve))
-    http = HttpSender(notifier_env.guard, timeout=5.0)
-    yield DeliveryEnv(local_settings, notifier_env, http, db)
-    await http.aclose()
+    env = offline_delivery_env(local_settings, db)
+    yield env
+    await env.http.aclose()
 
 
 class Harness:
