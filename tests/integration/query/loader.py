@@ -26,15 +26,22 @@ async def ensure_partitions(conn: asyncpg.Connection, days: Iterable[datetime]) 
         )
 
 
-async def load_events(database_url: str, dataset: str, events: list[dict[str, Any]]) -> int:
-    """Store `events` in `dataset` (created if needed); returns the dataset id."""
-    conn = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        dataset_id = await conn.fetchval(
+async def _dataset_id(conn: asyncpg.Connection, dataset: str) -> int:
+    """The dataset's id, created if needed."""
+    return int(
+        await conn.fetchval(
             "INSERT INTO datasets (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name "
             "RETURNING id",
             dataset,
         )
+    )
+
+
+async def load_events(database_url: str, dataset: str, events: list[dict[str, Any]]) -> int:
+    """Store `events` in `dataset` (created if needed); returns the dataset id."""
+    conn = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        dataset_id = await _dataset_id(conn, dataset)
         now = datetime.now(UTC)
         rows = []
         for event in events:
@@ -53,11 +60,7 @@ async def load_generated(database_url: str, dataset: str, count: int, start: dat
     {"n": i, "service": one of 4, "msg": "event i", "duration_ms": i % 1000}."""
     conn = await asyncpg.connect(asyncpg_dsn(database_url))
     try:
-        dataset_id = await conn.fetchval(
-            "INSERT INTO datasets (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name "
-            "RETURNING id",
-            dataset,
-        )
+        dataset_id = await _dataset_id(conn, dataset)
         last = start + timedelta(milliseconds=step_ms * max(count - 1, 0))
         days = [start + timedelta(days=d) for d in range((last.date() - start.date()).days + 1)]
         await ensure_partitions(conn, days)
