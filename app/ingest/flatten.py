@@ -57,6 +57,6 @@ def has_nul(value: Any) -> bool:
         return "\x00" in value
     if type(value) is dict:
         return any("\x00" in k or has_nul(v) for k, v in value.items())
-    if type(value) is list:
+    if type(value) is list or type(value) is tuple:
         return any(has_nul(v) for v in value)
     return False

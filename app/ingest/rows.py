@@ -2,7 +2,8 @@
 
 For each event: check it is an object within the size bound, take out its timestamp, flatten it (skipped
 when nothing in it is an object), note its shape (field names and value types) for field discovery, encode
-the rest as JSON, and append one binary COPY row. Rows collect into chunks that the service writes with one
+the rest as JSON, and append one binary COPY row. NDJSON lines that repeat the shape of an earlier line take
+the shortcut in plans.py, which gives the same rows. Rows collect into chunks that the service writes with one
 `COPY` each, so the memory held is one chunk's bytes, never the whole request's Python objects.
 """
 
@@ -16,9 +17,14 @@ import msgspec
 from app.ingest import copyfmt
 from app.ingest.flatten import JSON_TYPES, TooDeep, flatten, has_nul
 from app.ingest.limits import size_text
+from app.ingest.plans import ShapePlan, plan_for
 from app.ingest.timestamps import DAY_US, BadTimestamp, TimeReader
 
 MAX_FAILURES_SHOWN = 10
+# A shape plan is dropped after this many lines in a row that do not fit it, and the next line's shape
+# learned, at most this many times per request (a stream of ever-new shapes then just takes the general path).
+PLAN_MISSES = 4
+PLANS_PER_REQUEST = 8
 _MISSING: Any = object()
 
 Shape = tuple[tuple[str, ...], tuple[type, ...]]
@@ -52,6 +58,7 @@ class RowBuilder:
         read_time: TimeReader,
         max_event_bytes: int,
         max_array_events: int = 10_000,
+        shape_plans: bool = True,
     ) -> None:
         self.dataset_id = dataset_id
         self.arrival_us = arrival_us
@@ -71,6 +78,9 @@ class RowBuilder:
         # For `add`: False once the caller has checked that the whole body holds no `\\u0000` escape.
         self.body_may_hold_nul = True
         self._nested = False  # seen an event with a nested object in this request
+        self._plan: ShapePlan | None = None  # see plans.py; NDJSON lines only
+        self._plans_left = PLANS_PER_REQUEST if shape_plans else 0
+        self.planned = 0  # events read through a shape plan
 
     # --- failures ----------------------------------------------------------------------------------------
 
@@ -147,40 +157,76 @@ class RowBuilder:
         size = 0
         last_keys: tuple[str, ...] = ()
         last_types: tuple[type, ...] = ()
+        plan = self._plan
+        plans_left = self._plans_left
+        misses = 0
+        planned = 0
         try:
             for item in items:
+                out: Any = None  # what to encode: the flattened event
                 if raw:
                     if len(item) > limit:
                         fail(index, f"event is larger than the {size_text(limit)} limit")
                         index += 1
                         continue
-                    try:
-                        event = decode(item)
-                    except (msgspec.DecodeError, RecursionError) as exc:
-                        if item.strip():
-                            fail(index, f"line is not valid JSON: {_reason(exc)}")
+                    if plan is not None:
+                        try:
+                            obj = plan.decode(item)
+                        except (msgspec.DecodeError, RecursionError):
+                            obj = None  # another shape, or not JSON: the general path tells which
+                        else:
+                            values = plan.values(obj)
+                            types = tuple(map(type, values))
+                            if dict in types:  # an object where the plan has a scalar
+                                obj = None
+                        if obj is None:
+                            misses += 1
+                            if misses >= PLAN_MISSES:
+                                plan = None  # the stream has moved on: learn its next shape
+                        else:
+                            misses = 0
+                            planned += 1
+                            this = index
                             index += 1
-                        continue
+                            raw_time = plan.time(obj) if plan.time is not None else _MISSING
+                            out = plan.flat(*values)
+                            keys = plan.keys
+                            probe: Any = values  # where a U+0000 would be
+                    if out is None:
+                        try:
+                            event = decode(item)
+                        except (msgspec.DecodeError, RecursionError) as exc:
+                            if item.strip():
+                                fail(index, f"line is not valid JSON: {_reason(exc)}")
+                                index += 1
+                            continue
+                        if plan is None and plans_left and type(event) is dict:
+                            plans_left -= 1
+                            plan = plan_for(event, field)
+                            misses = 0
                 else:
                     event = item
-                this = index
-                index += 1
-                if type(event) is not dict:
-                    fail(this, "event is not a JSON object")
-                    continue
-                raw_time = event.pop(field, _MISSING)
-                # Once a request has shown nested events, later ones are flattened without looking first (a
-                # flat event comes out as it went in); until then, a look at the value types decides.
-                if nested or dict in (types := tuple(map(type, event.values()))):
-                    nested = True
-                    try:
-                        event = flatten(event)
-                    except TooDeep as exc:
-                        fail(this, str(exc))
+                if out is None:
+                    this = index
+                    index += 1
+                    if type(event) is not dict:
+                        fail(this, "event is not a JSON object")
                         continue
-                    if raw_time is _MISSING:  # a dotted timestamp field names a nested value
-                        raw_time = event.pop(field, _MISSING)
-                    types = tuple(map(type, event.values()))
+                    raw_time = event.pop(field, _MISSING)
+                    # Once a request has shown nested events, later ones are flattened without looking first
+                    # (a flat event comes out as it went in); until then, a look at the value types decides.
+                    if nested or dict in (types := tuple(map(type, event.values()))):
+                        nested = True
+                        try:
+                            event = flatten(event)
+                        except TooDeep as exc:
+                            fail(this, str(exc))
+                            continue
+                        if raw_time is _MISSING:  # a dotted timestamp field names a nested value
+                            raw_time = event.pop(field, _MISSING)
+                        types = tuple(map(type, event.values()))
+                    out = probe = event
+                    keys = tuple(event)
                 if raw_time is _MISSING:
                     time_us = arrival
                 else:
@@ -189,15 +235,14 @@ class RowBuilder:
                     except BadTimestamp as exc:
                         fail(this, str(exc))
                         continue
-                data = encode(event)
+                data = encode(out)
                 if len(data) > limit:
                     fail(this, f"event is larger than the {size_text(limit)} limit")
                     continue
-                if may_hold_nul and b"\\u0000" in data and has_nul(event):
+                if may_hold_nul and b"\\u0000" in data and has_nul(probe):
                     fail(this, "event holds the character U+0000, which cannot be stored")
                     continue
                 # Most streams repeat one shape: comparing with the last one costs less than hashing the pair.
-                keys = tuple(event)
                 if types != last_types or keys != last_keys:
                     add_shape((keys, types))
                     last_keys, last_types = keys, types
@@ -208,6 +253,9 @@ class RowBuilder:
                 size += len(data)
         finally:
             self._nested = nested
+            self._plan = plan
+            self._plans_left = plans_left
+            self.planned += planned
             self.index = index
             self.rows += rows
             self.chunk_bytes += size
