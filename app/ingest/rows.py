@@ -174,11 +174,6 @@ class RowBuilder:
                             obj = plan.decode(item)
                         except (msgspec.DecodeError, RecursionError):
                             obj = None  # another shape, or not JSON: the general path tells which
-                        else:
-                            values = plan.values(obj)
-                            types = tuple(map(type, values))
-                            if dict in types:  # an object where the plan has a scalar
-                                obj = None
                         if obj is None:
                             misses += 1
                             if misses >= PLAN_MISSES:
@@ -189,8 +184,10 @@ class RowBuilder:
                             this = index
                             index += 1
                             raw_time = plan.time(obj) if plan.time is not None else _MISSING
+                            values = plan.values(obj)
                             out = plan.flat(*values)
                             keys = plan.keys
+                            types = plan.types
                             probe: Any = values  # where a U+0000 would be
                     if out is None:
                         try:
