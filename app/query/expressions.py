@@ -210,6 +210,10 @@ def jsonpath_literal(value: object) -> str:
     return orjson.dumps(value).decode()
 
 
+# What `->>` can give for a JSON value that is not a string: PostgreSQL writes numbers as plain decimals.
+_NON_STRING_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?|true|false|[\[{].*", re.DOTALL)
+
+
 def _dyn_vs_literal(op: str, left: Typed, value: object, params: Params) -> str:
     """A field value against a literal, in one typed pass over the event's JSONB:
     `data @> '{"service": "api"}'` for equality (JSON numbers compare numerically, a string never equals a
@@ -217,7 +221,13 @@ def _dyn_vs_literal(op: str, left: Typed, value: object, params: Params) -> str:
     true) for a missing field or a value of another type. Both are bind parameters, never SQL text."""
     direct = left.field is not None and left.data is not None
     if op in ("==", "!="):
-        if direct:
+        if direct and type(value) is str and not _NON_STRING_TEXT.fullmatch(value):
+            # `->>` gives every JSON value as text, but no number, boolean, object or array reads as this
+            # literal, so text equality is typed here too, and cheaper than containment (bench/query.py's
+            # string filter: 4.3 vs 4.8 ms in PostgreSQL).
+            key, text_value = params.add(left.field, "text"), params.add(value, "text")
+            sql = f"({left.data} ->> {key} = {text_value})"
+        elif direct:
             sql = f"({left.data} @> {params.add(orjson.dumps({left.field: value}).decode(), 'jsonb')})"
         else:
             sql = f"({left.sql} = {_json_param(value, params)})"

@@ -31,6 +31,8 @@ WHERE_CASES: list[tuple[str, list[str]]] = [
     # typed comparisons: a number never equals a string, a missing field matches nothing
     ("status == 500", [E2]),
     ('status == "500"', [E6]),
+    ('status != "500"', [E1, E2, E3, E4, E5, E7, E8]),
+    ('tags == \'["a", "b"]\'', []),  # the array's text is not a string value
     ("status >= 500", [E2, E3]),
     ("status < 300", [E1, E4, E8]),
     ("500 <= status", [E2, E3]),
