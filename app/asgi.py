@@ -18,10 +18,12 @@ from app.auth import AuthMiddleware
 from app.datasets.controllers import DatasetController
 from app.db.embedded import with_database
 from app.db.engine import make_engine, make_sessionmaker
+from app.db.reads import open_read_pool
 from app.deliveries.controllers import DeliveryController, NotifierDeliveryController
 from app.deliveries.sending import DeliveryEnv
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
+from app.gctune import settle_heap
 from app.ingest.controllers import ingest
 from app.monitors.controllers import MonitorController
 from app.notifiers.controllers import NotifierController
@@ -78,6 +80,8 @@ def create_app(settings: Settings) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncGenerator[None, None]:
         engine = make_engine(settings.database_url or "")
         app.state.engine = engine
+        read_pool = await open_read_pool(settings.database_url or "")
+        app.state.read_pool = read_pool
         app.state.sessionmaker = make_sessionmaker(engine)
         http = HttpSender(app.state.notifier_env.guard, timeout=settings.http_timeout_seconds)
         app.state.delivery_env = DeliveryEnv(settings, app.state.notifier_env, http, app.state.sessionmaker)
@@ -88,6 +92,7 @@ def create_app(settings: Settings) -> Litestar:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
             await http.aclose()
+            await read_pool.close()
             await engine.dispose()
 
     app = Litestar(
@@ -120,4 +125,6 @@ def create_app(settings: Settings) -> Litestar:
 
 def create_app_from_env() -> Litestar:
     """Factory for `uvicorn --factory` (used by `beacon serve --workers N`)."""
-    return create_app(Settings.from_env())
+    app = create_app(Settings.from_env())
+    settle_heap()
+    return app

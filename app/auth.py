@@ -12,12 +12,12 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 from litestar import Request
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db.engine import driver_connection
+from app.db.reads import read_connection
 from app.errors import BeaconError
 from app.ratelimit import group_for
 from app.timefmt import utcnow
@@ -89,14 +89,15 @@ def _bearer(scope: Scope) -> str | None:
 _TOKEN_BY_HASH = "SELECT id, scopes, datasets, expires_at, revoked_at FROM tokens WHERE token_hash = $1"
 
 
-async def principal_for_token(engine: AsyncEngine, text: str) -> Principal:
+async def principal_for_token(pool: asyncpg.Pool, text: str) -> Principal:
     """The principal of a token's text; 401 invalid_token when it is unknown, revoked or expired.
 
-    Every request runs this, so it is one prepared statement on the asyncpg connection (one round trip, no
-    transaction): an ORM session around it cost 0.9 ms against 0.2 ms.
+    Every request runs this, so it is one prepared statement on the read pool (one round trip, no
+    transaction, no cache: a revoked token fails at once): 0.2 ms, against 0.57 ms on a connection of the
+    SQLAlchemy engine and 0.9 ms in an ORM session.
     """
-    async with engine.connect() as conn:
-        token = await (await driver_connection(conn)).fetchrow(_TOKEN_BY_HASH, hash_token(text))
+    async with read_connection(pool) as conn:
+        token = await conn.fetchrow(_TOKEN_BY_HASH, hash_token(text))
     now = utcnow()
     expires = None if token is None else token["expires_at"]
     if token is None or token["revoked_at"] is not None or (expires is not None and expires <= now):
@@ -116,7 +117,7 @@ async def authenticate(scope: Scope) -> Principal:
             "missing_token",
             "No API token was provided. Send it as `Authorization: Bearer <token>`.",
         )
-    return await principal_for_token(scope["app"].state.engine, text)
+    return await principal_for_token(scope["app"].state.read_pool, text)
 
 
 class AuthMiddleware(ASGIMiddleware):

@@ -102,8 +102,11 @@ def serve(host: str, port: int, workers: int) -> None:
         uvicorn.run("app.asgi:create_app_from_env", factory=True, host=host, port=port, workers=workers)
     else:
         from app.asgi import create_app
+        from app.gctune import settle_heap
 
-        uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level)
+        app = create_app(settings)
+        settle_heap()
+        uvicorn.run(app, host=host, port=port, log_level=settings.log_level)
 
 
 @main.group(name="tokens")

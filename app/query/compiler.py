@@ -11,8 +11,10 @@ from app.query import ast
 from app.query.plan import TIME, OrderKey, Planner
 from app.query.types import Params, T, Typed
 
-# $1 is always the dataset id; it is looked up after compiling, so type errors need no database.
+# $1 is always the dataset id, given after compiling, so type errors need no database; or the dataset's name,
+# which the statement turns into the id itself (an InitPlan: the index and partition pruning work as before).
 DATASET_PARAM = "$1::integer"
+DATASET_BY_NAME = "(SELECT id FROM datasets WHERE name = $1::text)"
 
 
 @dataclass(frozen=True)
@@ -65,9 +67,10 @@ class Compiled:
         """The row limit the query itself ends with (`take`, `limit`, `top`), if any."""
         return self.rel.limit
 
-    def statement(self, dataset_id: int, *, limit: int | None, newest_first: bool) -> Statement:
-        """The SQL with `limit` rows at most (on top of the query's own). `newest_first`: rows that are
-        events (not aggregated), without a `sort`, come newest first."""
+    def statement(self, dataset: int | str, *, limit: int | None, newest_first: bool) -> Statement:
+        """The SQL with `limit` rows at most (on top of the query's own). `dataset`: its id, or its name for
+        a statement that looks the id up itself. `newest_first`: rows that are events (not aggregated),
+        without a `sort`, come newest first."""
         rel = self.rel
         params = self.params.copy()  # the limit and removed names belong to this statement only
         select: list[str] = []
@@ -96,7 +99,9 @@ class Compiled:
         effective = rel.limit if limit is None else limit if rel.limit is None else min(limit, rel.limit)
         sql = self.planner.select_sql(rel, select, order=order, limit=effective, params=params)
         args = list(params.values)
-        args[0] = dataset_id
+        args[0] = dataset
+        if isinstance(dataset, str):
+            sql = sql.replace(DATASET_PARAM, DATASET_BY_NAME)
         sql, args = _compact(sql, args)
         return Statement(sql, args, layout)
 

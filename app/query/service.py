@@ -1,27 +1,27 @@
-"""POST /v1/query and /v1/export: parse, check access, compile, run in a read-only transaction, render.
+"""POST /v1/query and /v1/export: parse, check access, compile, run on the read pool, render.
 
-Statements run on the asyncpg connection under the app's SQLAlchemy pool: results are read as plain
-records (no ORM rows) and export streams from a server-side cursor, one batch of rows at a time.
+Statements run on the read pool's read-only sessions (app/db/reads.py), each under the query timeout (asyncpg
+cancels it in PostgreSQL when it runs over): results are read as plain records (no ORM rows), and export
+streams from a server-side cursor, one batch of rows at a time.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 import zlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import anyio
 import asyncpg
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.auth import Principal
 from app.datasets.names import is_dataset_name
-from app.db.engine import driver_connection
+from app.db.reads import read_connection
 from app.errors import BeaconError
 from app.query.compiler import Compiled, Statement
 from app.query.errors import QueryError, to_beacon_error
@@ -55,46 +55,15 @@ def _prepare(apl: str, who: Principal, now: datetime, start: str | None, end: st
         raise to_beacon_error(apl, exc) from None
 
 
-@asynccontextmanager
-async def read_transaction(engine: AsyncEngine, timeout_seconds: float) -> AsyncIterator[asyncpg.Connection]:
-    """A read-only transaction whose statements end after `timeout_seconds` (SET LOCAL: this transaction only).
-
-    BEGIN and SET go in one simple-protocol round trip (both texts are ours: the timeout is an integer we
-    computed); the transaction is rolled back at the end, as it only read. The clean-up is shielded from
-    cancellation: a client that disconnects mid-export cancels the streaming task, and the connection must
-    still leave its transaction before it goes back to the pool.
-    """
-    conn = await engine.connect()
-    driver: asyncpg.Connection | None = None
-    try:
-        active = await driver_connection(conn)
-        driver = active
-        timeout_ms = max(1, round(timeout_seconds * 1000))
-        # Custom plans always: a statement is prepared once and run with new times each call, and after five
-        # runs PostgreSQL may switch to a generic plan, which cannot prune partitions by the actual times.
-        await active.execute(
-            f"BEGIN READ ONLY; SET LOCAL statement_timeout = {timeout_ms};"
-            " SET LOCAL plan_cache_mode = force_custom_plan"
-        )
-        yield active
-    finally:
-        with anyio.CancelScope(shield=True):
-            try:
-                if driver is not None and not driver.is_closed() and driver.is_in_transaction():
-                    await driver.execute("ROLLBACK")
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
-                log.warning("could not end a query transaction; discarding the connection", exc_info=True)
-                await conn.invalidate()  # state unknown: never hand this connection to anyone else
-            finally:
-                await conn.close()
+Bounds = tuple[datetime | None, datetime | None]
 
 
-async def _lookup(conn: asyncpg.Connection, compiled: Compiled) -> tuple[int, datetime | None, datetime | None]:
-    """The dataset's id, and the earliest and latest event time in the queried range (two short index scans
-    in the pruned partitions), in one round trip. An unknown dataset is a 404."""
+async def _lookup(conn: asyncpg.Connection, compiled: Compiled, limit_s: float) -> Bounds | None:
+    """The earliest and latest event time in the queried range (two short index scans in the pruned
+    partitions), or None when there is no such dataset."""
     lower = "AND e.time >= $3" if compiled.start is not None else ""
     sql = (
-        "SELECT d.id,"
+        "SELECT"
         f" (SELECT min(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower}),"
         f" (SELECT max(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower})"
         " FROM datasets d WHERE d.name = $1"
@@ -102,15 +71,22 @@ async def _lookup(conn: asyncpg.Connection, compiled: Compiled) -> tuple[int, da
     args: list[Any] = [compiled.query.dataset, compiled.end]
     if compiled.start is not None:
         args.append(compiled.start)
-    found = await conn.fetchrow(sql, *args)
-    if found is None:
-        raise BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.")
-    return int(found[0]), found[1], found[2]
+    found = await conn.fetchrow(sql, *args, timeout=limit_s)
+    return None if found is None else (found[0], found[1])
 
 
-def _database_error(exc: asyncpg.PostgresError, settings: Settings) -> BeaconError | None:
+async def _lookup_beside(pool: asyncpg.Pool, compiled: Compiled, limit_s: float) -> Bounds | None:
+    async with read_connection(pool) as conn:
+        return await _lookup(conn, compiled, limit_s)
+
+
+def _not_found(compiled: Compiled) -> BeaconError:
+    return BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.")
+
+
+def _database_error(exc: asyncpg.PostgresError | TimeoutError, settings: Settings) -> BeaconError | None:
     """Errors the query itself caused, as 400s; anything else stays a 500."""
-    if isinstance(exc, asyncpg.exceptions.QueryCanceledError):
+    if isinstance(exc, (TimeoutError, asyncpg.exceptions.QueryCanceledError)):
         return BeaconError(
             "query_timeout",
             f"The query ran longer than the {settings.query_timeout_seconds:g} s statement timeout; "
@@ -121,7 +97,7 @@ def _database_error(exc: asyncpg.PostgresError, settings: Settings) -> BeaconErr
     return None
 
 
-async def run_query(engine: AsyncEngine, settings: Settings, who: Principal, body: QueryRequest) -> QueryResult:
+async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body: QueryRequest) -> QueryResult:
     started = time.perf_counter()
     now = utcnow()
     compiled = _prepare(body.apl, who, now, body.start_time, body.end_time)
@@ -132,17 +108,29 @@ async def run_query(engine: AsyncEngine, settings: Settings, who: Principal, bod
         cap = settings.query_max_rows
     else:
         cap = min(DEFAULT_ROWS, settings.query_max_rows)
-    async with read_transaction(engine, settings.query_timeout_seconds) as conn:
-        try:
-            dataset_id, min_time, max_time = await _lookup(conn, compiled)
-            # One row more than the cap tells whether the result was cut.
-            statement = compiled.statement(dataset_id, limit=cap + 1, newest_first=True)
-            records = await conn.fetch(statement.sql, *statement.args)
-        except asyncpg.PostgresError as exc:
-            mapped = _database_error(exc, settings)
-            if mapped is None:
-                raise
-            raise mapped from None
+    # One row more than the cap tells whether the result was cut. The statement finds the dataset by name
+    # itself, so the lookup of the time bounds (and of whether the dataset exists) runs beside it, on a
+    # second connection, instead of before it.
+    statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True)
+    timeout = settings.query_timeout_seconds
+    lookup = asyncio.ensure_future(_lookup_beside(pool, compiled, timeout))
+    try:
+        async with read_connection(pool) as conn:
+            records = await conn.fetch(statement.sql, *statement.args, timeout=timeout)
+        bounds = await lookup
+    except (asyncpg.PostgresError, TimeoutError) as exc:
+        mapped = _database_error(exc, settings)
+        if mapped is None:
+            raise
+        raise mapped from None
+    finally:
+        if not lookup.done():  # the statement failed: the lookup's answer no longer matters
+            lookup.cancel()
+            with contextlib.suppress(asyncio.CancelledError, asyncpg.PostgresError, TimeoutError):
+                await lookup
+    if bounds is None:
+        raise _not_found(compiled)
+    min_time, max_time = bounds
     truncated = len(records) > cap
     columns, rows = table_result(records[:cap], statement.layout)
     return QueryResult(
@@ -160,19 +148,21 @@ async def run_query(engine: AsyncEngine, settings: Settings, who: Principal, bod
 
 
 async def export_chunks(
-    engine: AsyncEngine, settings: Settings, who: Principal, body: ExportRequest
+    pool: asyncpg.Pool, settings: Settings, who: Principal, body: ExportRequest
 ) -> AsyncGenerator[bytes, None]:
     """NDJSON of every row. The first item is b"" once the query runs: errors before it are proper HTTP
     errors; after it the response has started and an error can only cut the stream short."""
     compiled = _prepare(body.apl, who, utcnow(), body.start_time, body.end_time)
-    async with read_transaction(engine, settings.query_timeout_seconds) as conn:
+    timeout = settings.query_timeout_seconds  # for each statement, so for each batch of the cursor too
+    async with read_connection(pool) as conn, conn.transaction():  # a cursor lives in a transaction
         try:
-            dataset_id, _, _ = await _lookup(conn, compiled)
-            statement: Statement = compiled.statement(dataset_id, limit=None, newest_first=False)
+            if await _lookup(conn, compiled, timeout) is None:
+                raise _not_found(compiled)
+            statement: Statement = compiled.statement(compiled.query.dataset, limit=None, newest_first=False)
             encode = ndjson_encoder(statement.layout)
-            cursor = await conn.cursor(statement.sql, *statement.args)
-            batch = await cursor.fetch(EXPORT_BATCH)
-        except asyncpg.PostgresError as exc:
+            cursor = await conn.cursor(statement.sql, *statement.args, timeout=timeout)
+            batch = await cursor.fetch(EXPORT_BATCH, timeout=timeout)
+        except (asyncpg.PostgresError, TimeoutError) as exc:
             mapped = _database_error(exc, settings)
             if mapped is None:
                 raise
@@ -185,8 +175,8 @@ async def export_chunks(
                 yield b"".join([encode(record) for record in batch])
                 if len(batch) < EXPORT_BATCH:
                     break
-                batch = await cursor.fetch(EXPORT_BATCH)
-        except asyncpg.PostgresError:
+                batch = await cursor.fetch(EXPORT_BATCH, timeout=timeout)
+        except (asyncpg.PostgresError, TimeoutError):
             log.exception("export of %r failed after %d rows; the stream was cut short", compiled.query.dataset, rows)
             raise
 
@@ -214,11 +204,11 @@ class Export:
 
 
 async def start_export(
-    engine: AsyncEngine, settings: Settings, who: Principal, body: ExportRequest, accept_encoding: str
+    pool: asyncpg.Pool, settings: Settings, who: Principal, body: ExportRequest, accept_encoding: str
 ) -> Export:
     """Run the export's query up to its first batch (so that its errors are still error responses) and
     return the stream to send, gzip-compressed when the client accepts it."""
-    chunks = export_chunks(engine, settings, who, body)
+    chunks = export_chunks(pool, settings, who, body)
     await anext(chunks)
     headers = {"Vary": "Accept-Encoding"}
     if accepts_gzip(accept_encoding):

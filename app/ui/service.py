@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
+import asyncpg
 import orjson
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.annotations.service import list_annotations
 from app.auth import Principal
@@ -75,14 +76,14 @@ def parse_time(text: str) -> datetime:
 
 
 async def query(
-    engine: AsyncEngine, settings: Settings, who: Principal, apl: str, rng: TimeRange, take: int | None = None
+    pool: asyncpg.Pool, settings: Settings, who: Principal, apl: str, rng: TimeRange, take: int | None = None
 ) -> QueryResult:
     body = QueryRequest(apl=apl, start_time=rng.start.isoformat(), end_time=rng.end.isoformat(), take=take)
-    return await run_query(engine, settings, who, body)
+    return await run_query(pool, settings, who, body)
 
 
 async def chart_series(
-    engine: AsyncEngine,
+    pool: asyncpg.Pool,
     settings: Settings,
     who: Principal,
     dataset: str,
@@ -92,7 +93,7 @@ async def chart_series(
 ) -> tuple[Series, QueryResult]:
     """One value per bucket of the range: the event count, or `fn` of a numeric field."""
     apl = chart_query(dataset, rng.step_text, fn, field_name)
-    result = await query(engine, settings, who, apl, rng, take=min(rng.buckets + 1, settings.query_max_rows))
+    result = await query(pool, settings, who, apl, rng, take=min(rng.buckets + 1, settings.query_max_rows))
     points = sorted((parse_time(row[0]), _number(row[1])) for row in result.rows if row[0] is not None)
     name = "events" if fn == "count" else f"{fn}({field_name})"
     return Series(name, points), result
@@ -222,7 +223,7 @@ class DatasetView:
 async def dataset_view(
     session: AsyncSession,
     codec: CursorCodec,
-    engine: AsyncEngine,
+    pool: asyncpg.Pool,
     settings: Settings,
     who: Principal,
     ds: Dataset,
@@ -255,13 +256,13 @@ async def dataset_view(
         if not q:
             return None, None
         try:
-            return await query(engine, settings, who, q, rng), None
+            return await query(pool, settings, who, q, rng), None
         except BeaconError as exc:  # shown next to the query box; the rest of the page stands
             return None, exc.message
 
     try:
         async with asyncio.TaskGroup() as group:
-            chart = group.create_task(timed("chart", chart_series(engine, settings, who, ds.name, rng, fn, field_name)))
+            chart = group.create_task(timed("chart", chart_series(pool, settings, who, ds.name, rng, fn, field_name)))
             side = group.create_task(timed("listings", listings()))
             box = group.create_task(timed("query", query_box()))
     except BaseExceptionGroup as failed:  # the others were cancelled; the page shows the first error

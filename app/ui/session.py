@@ -53,7 +53,7 @@ def session_middleware(settings: Settings) -> Callable[[ASGIApp], ASGIApp]:
 
 
 async def sign_in(request: Request[Any, Any, Any], token: str) -> Principal:
-    who = await principal_for_token(request.app.state.engine, token.strip())
+    who = await principal_for_token(request.app.state.read_pool, token.strip())
     request.set_session({"token": token.strip(), "csrf": secrets.token_urlsafe(24)})
     return who
 
@@ -64,7 +64,7 @@ async def signed_in(request: Request[Any, Any, Any]) -> Principal:
     if not token:
         raise SignInRequired
     try:
-        return await principal_for_token(request.app.state.engine, token)
+        return await principal_for_token(request.app.state.read_pool, token)
     except BeaconError:
         request.clear_session()
         raise SignInRequired from None

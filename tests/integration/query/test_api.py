@@ -11,6 +11,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from app.db.reads import open_read_pool, read_connection
 from app.query.compiler import Compiled
 from app.query.parser import parse
 from app.settings import asyncpg_dsn
@@ -229,6 +230,22 @@ async def test_events_come_newest_first_unless_sorted(client: Client, auth: dict
     assert await column(client, auth, "['many'] | sort by n asc | project n | take 3") == [0, 1, 2]
 
 
+# ---- the read pool ------------------------------------------------------------------------------------
+
+
+async def test_queries_run_on_sessions_that_cannot_write(database_url: str) -> None:
+    """Every statement is compiled from bind parameters, and the sessions it runs on are read-only besides."""
+    pool = await open_read_pool(database_url)
+    async with read_connection(pool) as conn:
+        assert await conn.fetchval("SHOW default_transaction_read_only") == "on"
+        with pytest.raises(asyncpg.ReadOnlySQLTransactionError):
+            await conn.execute("DELETE FROM events")
+        async with conn.transaction():  # as an export's cursor runs
+            with pytest.raises(asyncpg.ReadOnlySQLTransactionError):
+                await conn.execute("INSERT INTO datasets (name) VALUES ('sneaky')")
+    await pool.close()
+
+
 # ---- timeout ------------------------------------------------------------------------------------------
 
 
@@ -246,7 +263,8 @@ async def test_a_query_over_the_statement_timeout_is_a_400(
         conn = await asyncpg.connect(asyncpg_dsn(database_url))
         try:
             states = await conn.fetch(
-                "SELECT state FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'beacon'"
+                "SELECT state FROM pg_stat_activity"
+                " WHERE datname = current_database() AND application_name LIKE 'beacon%'"
             )
         finally:
             await conn.close()
