@@ -93,8 +93,7 @@ async def principal_for_token(pool: asyncpg.Pool, text: str) -> Principal:
     """The principal of a token's text; 401 invalid_token when it is unknown, revoked or expired.
 
     Every request runs this, so it is one prepared statement on the read pool (one round trip, no
-    transaction, no cache: a revoked token fails at once): 0.2 ms, against 0.57 ms on a connection of the
-    SQLAlchemy engine and 0.9 ms in an ORM session.
+    transaction, no cache: a revoked token fails at once): 0.2 ms, against 0.9 ms in an ORM session.
     """
     async with read_connection(pool) as conn:
         token = await conn.fetchrow(_TOKEN_BY_HASH, hash_token(text))
