@@ -55,15 +55,15 @@ def _prepare(apl: str, who: Principal, now: datetime, start: str | None, end: st
         raise to_beacon_error(apl, exc) from None
 
 
-Bounds = tuple[datetime | None, datetime | None]
+Found = tuple[int, datetime | None, datetime | None]  # dataset id, earliest and latest event time
 
 
-async def _lookup(conn: asyncpg.Connection, compiled: Compiled, limit_s: float) -> Bounds | None:
-    """The earliest and latest event time in the queried range (two short index scans in the pruned
-    partitions), or None when there is no such dataset."""
+async def _lookup(conn: asyncpg.Connection, compiled: Compiled, limit_s: float) -> Found | None:
+    """The dataset's id, and the earliest and latest event time in the queried range (two short index scans
+    in the pruned partitions), in one round trip; None when there is no such dataset."""
     lower = "AND e.time >= $3" if compiled.start is not None else ""
     sql = (
-        "SELECT"
+        "SELECT d.id,"
         f" (SELECT min(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower}),"
         f" (SELECT max(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower})"
         " FROM datasets d WHERE d.name = $1"
@@ -72,10 +72,10 @@ async def _lookup(conn: asyncpg.Connection, compiled: Compiled, limit_s: float) 
     if compiled.start is not None:
         args.append(compiled.start)
     found = await conn.fetchrow(sql, *args, timeout=limit_s)
-    return None if found is None else (found[0], found[1])
+    return None if found is None else (int(found[0]), found[1], found[2])
 
 
-async def _lookup_beside(pool: asyncpg.Pool, compiled: Compiled, limit_s: float) -> Bounds | None:
+async def _lookup_beside(pool: asyncpg.Pool, compiled: Compiled, limit_s: float) -> Found | None:
     async with read_connection(pool) as conn:
         return await _lookup(conn, compiled, limit_s)
 
@@ -117,7 +117,7 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     try:
         async with read_connection(pool) as conn:
             records = await conn.fetch(statement.sql, *statement.args, timeout=timeout)
-        bounds = await lookup
+        found = await lookup
     except (asyncpg.PostgresError, TimeoutError) as exc:
         mapped = _database_error(exc, settings)
         if mapped is None:
@@ -128,9 +128,9 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
             lookup.cancel()
             with contextlib.suppress(asyncio.CancelledError, asyncpg.PostgresError, TimeoutError):
                 await lookup
-    if bounds is None:
+    if found is None:
         raise _not_found(compiled)
-    min_time, max_time = bounds
+    _, min_time, max_time = found
     truncated = len(records) > cap
     columns, rows = table_result(records[:cap], statement.layout)
     return QueryResult(
@@ -156,9 +156,10 @@ async def export_chunks(
     timeout = settings.query_timeout_seconds  # for each statement, so for each batch of the cursor too
     async with read_connection(pool) as conn, conn.transaction():  # a cursor lives in a transaction
         try:
-            if await _lookup(conn, compiled, timeout) is None:
+            found = await _lookup(conn, compiled, timeout)
+            if found is None:
                 raise _not_found(compiled)
-            statement: Statement = compiled.statement(compiled.query.dataset, limit=None, newest_first=False)
+            statement: Statement = compiled.statement(found[0], limit=None, newest_first=False)
             encode = ndjson_encoder(statement.layout)
             cursor = await conn.cursor(statement.sql, *statement.args, timeout=timeout)
             batch = await cursor.fetch(EXPORT_BATCH, timeout=timeout)
