@@ -80,6 +80,7 @@ class RowBuilder:
         self._nested = False  # seen an event with a nested object in this request
         self._plan: ShapePlan | None = None  # see plans.py; NDJSON lines only
         self._plans_left = PLANS_PER_REQUEST if shape_plans else 0
+        self._misses = 0  # lines in a row that did not fit the plan, across calls
         self.planned = 0  # events read through a shape plan
 
     # --- failures ----------------------------------------------------------------------------------------
@@ -159,7 +160,7 @@ class RowBuilder:
         last_types: tuple[type, ...] = ()
         plan = self._plan
         plans_left = self._plans_left
-        misses = 0
+        misses = self._misses
         planned = 0
         try:
             for item in items:
@@ -252,6 +253,7 @@ class RowBuilder:
             self._nested = nested
             self._plan = plan
             self._plans_left = plans_left
+            self._misses = misses
             self.planned += planned
             self.index = index
             self.rows += rows
