@@ -25,6 +25,7 @@ from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
 from app.gctune import settle_heap
 from app.ingest.controllers import ingest
+from app.known_tokens import KnownTokens
 from app.monitors.controllers import MonitorController
 from app.notifiers.controllers import NotifierController
 from app.notifiers.service import build_notifier_env
@@ -118,6 +119,7 @@ def create_app(settings: Settings) -> Litestar:
     )
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
+    app.state.known_tokens = KnownTokens()
     app.state.cursor_codec = CursorCodec(settings.secret_key)
     app.state.notifier_env = build_notifier_env(settings)
     return app

@@ -240,3 +240,11 @@ def exception_handlers() -> dict[Any, Any]:
         OSError: _handle_database,
         Exception: _handle_unexpected,
     }
+
+
+def response_for(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """The response `exception_handlers()` gives `exc`, for code that must answer with it itself."""
+    handlers = exception_handlers()
+    handler = next((handlers[cls] for cls in type(exc).__mro__ if cls in handlers), _handle_unexpected)
+    response: Response[Any] = handler(request, exc)
+    return response

@@ -16,7 +16,8 @@ class QueryController(Controller):
     tags = ["query"]
     opt = {"scope": "query"}
 
-    @post("/query", status_code=200)
+    # Read-only: the token is checked beside the query instead of before it (app/known_tokens.py).
+    @post("/query", status_code=200, opt={"token_check": "beside"})
     async def query(self, request: Request[Any, Any, Any], data: QueryRequest) -> QueryResult:
         state = request.app.state
         return await service.run_query(state.read_pool, state.settings, principal(request), data)
