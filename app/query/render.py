@@ -10,10 +10,12 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from itertools import repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
+import msgspec
 import orjson
 
 from app.query.compiler import Layout, OutColumn
@@ -85,20 +87,24 @@ def converter(col: OutColumn) -> Converter:
     return one
 
 
-# orjson writes datetimes at C speed as `...:SS.ffffffZ`, or `...:SSZ` when the microseconds are zero; these
-# bring that to `render_time`'s form (milliseconds unless the value has microseconds). They run only over the
-# text of a list of datetimes, where nothing else can match.
-_WHOLE_MS = re.compile(rb'(\.\d{3})000Z"')
+# msgspec writes aware datetimes at C speed as `...:SS.ffffffZ` (UTC), or `...:SSZ` when the microseconds are
+# zero; these bring that to `render_time`'s form (milliseconds unless the value has microseconds). In the text
+# of a list of such datetimes `000Z"` can only end a fraction, and a `.` only start one.
+_JSON = msgspec.json.Encoder()
+_TIME_TEXTS = msgspec.json.Decoder(list[str | None])
 _WHOLE_S = re.compile(rb':(\d\d)Z"')
 
 
 def render_times(values: list[Any]) -> list[Any]:
-    """`render_time` over a column (None stays None), about 2.5x faster than one call per value."""
-    text = orjson.dumps(values, option=orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC)
-    if text.count(b'Z"') != len(values) - values.count(None):  # an offset other than UTC: convert one by one
+    """`render_time` over a column (None stays None), about 5x faster than one call per value."""
+    text = _JSON.encode(values)
+    present = len(values) - values.count(None)
+    if text.count(b'Z"') != present:  # naive, or an offset other than UTC: convert one by one
         return [None if v is None else render_time(v) for v in values]
-    rendered: list[Any] = orjson.loads(_WHOLE_S.sub(rb':\1.000Z"', _WHOLE_MS.sub(rb'\1Z"', text)))
-    return rendered
+    text = text.replace(b'000Z"', b'Z"')
+    if text.count(b".") != present:
+        text = _WHOLE_S.sub(rb':\1.000Z"', text)
+    return _TIME_TEXTS.decode(text)
 
 
 _TYPE_NAMES = {bool: "bool", int: "long", float: "real", str: "string"}
@@ -138,13 +144,16 @@ def _sql_column(records: Sequence[Sequence[Any]], at: int, col: OutColumn) -> Co
     return {"name": col.name, "type": type_name(col, values)}, values
 
 
-def _rows(records: Sequence[Any], columns: list[Column]) -> tuple[list[dict[str, str]], list[list[Any]]]:
+Rows = list[tuple[Any, ...]]
+
+
+def _rows(records: Sequence[Any], columns: list[Column]) -> tuple[list[dict[str, str]], Rows]:
     if not columns:
-        return [], [[] for _ in records]
-    return [c[0] for c in columns], list(map(list, zip(*(c[1] for c in columns), strict=True)))
+        return [], [() for _ in records]
+    return [c[0] for c in columns], list(zip(*(c[1] for c in columns), strict=True))
 
 
-def table_result(records: Sequence[Sequence[Any]], layout: Layout) -> tuple[list[dict[str, str]], list[list[Any]]]:
+def table_result(records: Sequence[Sequence[Any]], layout: Layout) -> tuple[list[dict[str, str]], Rows]:
     """Columns (name and type) and rows of a result. Built column by column, so that each conversion and
     type check is one C-level pass (map, set) over a list rather than a Python call per value."""
     if layout.raw:
@@ -158,15 +167,56 @@ def _raw_columns(records: Sequence[Sequence[Any]], layout: Layout) -> list[Colum
     if layout.time is not None:
         columns.append(_sql_column(records, 0, layout.time))
     data_at = len(columns)
-    # The events' JSON texts parsed as one array: one call instead of one per event.
-    events: list[dict[str, Any]] = orjson.loads("[" + ",".join(map(itemgetter(data_at), records)) + "]")
+    fields = _field_columns(list(map(itemgetter(data_at), records)))
     # An extended column replaces the event field of the same name.
     taken = {c.name for c in layout.extended} | ({"_time"} if layout.time is not None else set())
-    for name in sorted(set().union(*events) - taken):
-        values = list(map(dict.get, events, repeat(name)))
+    for name in sorted(fields.keys() - taken):
+        values = fields[name]
         columns.append(({"name": name, "type": infer_type(values)}, values))
     columns.extend(_sql_column(records, at, c) for at, c in enumerate(layout.extended, data_at + 1))
     return columns
+
+
+MAX_SHAPE_FIELDS = 500  # wider events are rare, and not worth a Struct type each
+
+
+def _field_columns(texts: list[str]) -> dict[str, list[Any]]:
+    """Every field present in any of the events (JSON texts), with its value in each (None where absent).
+
+    The texts are parsed as one array, in one call. When no event has a field the first one lacks (the
+    common case: one shape throughout), into Structs made for the first event's fields, which msgspec
+    decodes about 40% faster than dicts (no dict, no key strings); otherwise as dicts.
+    """
+    joined = "[" + ",".join(texts) + "]"
+    if texts:
+        keys = tuple(orjson.loads(texts[0]))
+        decoder = _events_decoder(keys) if len(keys) <= MAX_SHAPE_FIELDS else None
+        if decoder is not None:
+            try:
+                shaped = decoder.decode(joined)
+            except msgspec.ValidationError:  # a field beyond the first event's
+                pass
+            else:
+                return {key: list(map(attrgetter(f"f{i}"), shaped)) for i, key in enumerate(keys)}
+    events: list[dict[str, Any]] = msgspec.json.decode(joined)  # as the Structs decode: big integers stay exact
+    return {name: list(map(dict.get, events, repeat(name))) for name in set().union(*events)}
+
+
+@lru_cache(maxsize=256)
+def _events_decoder(keys: tuple[str, ...]) -> msgspec.json.Decoder[list[Any]] | None:
+    """A decoder of JSON arrays of events that have no field beyond `keys` (each may be absent: None); None
+    for keys msgspec cannot take as field names (a quote, a backslash, a control character)."""
+    try:
+        shape = msgspec.defstruct(
+            "Event",
+            [(f"f{i}", Any, None) for i in range(len(keys))],
+            rename={f"f{i}": key for i, key in enumerate(keys)},
+            forbid_unknown_fields=True,
+            gc=False,  # decoded JSON holds no reference cycles
+        )
+    except (TypeError, ValueError):
+        return None
+    return msgspec.json.Decoder(list[shape])  # type: ignore[valid-type]
 
 
 def ndjson_encoder(layout: Layout) -> Callable[[Sequence[Any]], bytes]:

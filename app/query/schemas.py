@@ -39,5 +39,5 @@ class QueryStatus(msgspec.Struct, kw_only=True):
 class QueryResult(msgspec.Struct, kw_only=True):
     object: str = "query_result"
     columns: list[ColumnOut]
-    rows: list[list[Any]]
+    rows: list[tuple[Any, ...]]  # encoded as arrays
     status: QueryStatus

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import random
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
 from app.errors import BeaconError
-from app.query.render import infer_type, render_time, render_times, render_timespan
+from app.query.compiler import Layout
+from app.query.render import MAX_SHAPE_FIELDS, infer_type, render_time, render_times, render_timespan, table_result
 from app.query.timerange import time_range
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -98,3 +102,52 @@ def test_time_range_errors(start: str | None, end: str | None, param: str) -> No
     with pytest.raises(BeaconError) as info:
         time_range(start, end, NOW)
     assert info.value.code == "invalid_field" and info.value.param == param
+
+
+def test_render_times_of_random_columns_match_one_by_one() -> None:
+    # Fractions that end in zeros (.5, .12, .000500) and whole seconds, mixed in one column.
+    rng = random.Random(7)
+    base = datetime(2026, 11, 21, tzinfo=UTC)
+    micros = [0, 500, 1000, 100000, 120000, 500000, 999000, 999999, 10, 123456]
+    for _ in range(200):
+        values: list[datetime | None] = [
+            base + timedelta(seconds=rng.randrange(86400 * 400), microseconds=rng.choice(micros))
+            for _ in range(rng.randrange(1, 30))
+        ]
+        values += [None] * rng.randrange(2)
+        rng.shuffle(values)
+        assert render_times(values) == [None if v is None else render_time(v) for v in values]
+
+
+RAW = Layout(raw=True, columns=())
+
+
+def _expected(events: list[dict[str, Any]]) -> tuple[list[dict[str, str]], list[list[Any]]]:
+    names = sorted(set().union(*events))
+    columns = [[event.get(name) for event in events] for name in names]
+    return (
+        [{"name": name, "type": infer_type(values)} for name, values in zip(names, columns, strict=True)],
+        [[event.get(name) for name in names] for event in events],
+    )
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [{"a": 1, "b": "x"}, {"a": 2.5, "b": "y"}],  # one shape
+        [{"a": 1, "b": "x"}, {"a": 2}],  # a later event lacks a field
+        [{"a": 1}, {"a": 2, "b": "late"}, {"c": None}],  # later events add fields
+        [{"a": None, "b": [1, {"c": 2}]}, {"a": {"d": True}, "b": []}],  # nulls, arrays, objects
+        [{"": 1, "f0": 2, "f1": 3, 'q"uote': 4, "back\\slash": 5, "tab\there": 6, "é€😀": 7}] * 3,
+        [{"big": 123456789012345678901234567890, "neg": -9223372036854775809, "one": 1, "onef": 1.0}],
+        [{f"k{i}": i for i in range(MAX_SHAPE_FIELDS + 1)}, {"k0": "s"}],  # too wide for a Struct
+        [{}, {}],
+        [{}, {"a": 1}],
+    ],
+)
+def test_event_fields_become_columns(events: list[dict[str, Any]]) -> None:
+    # Whatever way the events are parsed, each field present in any event is a column, null where absent.
+    records = [(json.dumps(event),) for event in events]
+    columns, rows = table_result(records, RAW)
+    assert (columns, [list(row) for row in rows]) == _expected(events)
+    assert [type(v) for row in rows for v in row] == [type(v) for row in _expected(events)[1] for v in row]
