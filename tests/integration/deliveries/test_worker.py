@@ -9,7 +9,9 @@ import os
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import pytest
 from litestar.testing import AsyncTestClient
@@ -20,6 +22,7 @@ from adapters import testing as kit
 from adapters.base import Event
 from app.deliveries import service
 from app.deliveries.worker import deliver_due
+from tests.offline_dns import offline_delivery_env
 
 EVENT = kit.sample_events()["triggered"]
 
@@ -52,23 +55,29 @@ async def make_due(db):
         await s.commit()
 
 
-async def test_5xx_retries_with_backoff_then_succeeds(client, auth, httpserver, db, worker):
+async def test_5xx_retries_with_backoff_then_succeeds(client, auth, httpserver, db, local_settings):
     for _ in range(2):
         httpserver.expect_oneshot_request("/h", method="POST").respond_with_data("busy", status=500)
     httpserver.expect_request("/h", method="POST").respond_with_data("ok")
     n = await make_notifier(client, auth, "chat_b", {"url": httpserver.url_for("/h")})
-    (dlv,) = await enqueue(db, worker, n["id"])
-    assert await deliver_due(worker) == 1
-    first = await row(db, dlv)
-    assert first["status"] == "retrying" and first["attempts"] == 1 and first["response_status"] == 500
-    assert 0.9 <= (first["next_attempt_at"] - first["last_attempt_at"]).total_seconds() <= 2.1
-    assert await deliver_due(worker) == 0  # not due yet
-    await make_due(db)
-    assert await deliver_due(worker) == 1
-    second = await row(db, dlv)
-    assert 1.9 <= (second["next_attempt_at"] - second["last_attempt_at"]).total_seconds() <= 4.1  # doubled
-    await make_due(db)
-    assert await deliver_due(worker) == 1
+    # A 20 s base, so that "not due yet" holds however slowly a loaded machine runs the test.
+    env = offline_delivery_env(replace(local_settings, delivery_backoff_seconds=20.0), db)
+    worker = SimpleNamespace(delivery_env=env)
+    try:
+        (dlv,) = await enqueue(db, worker, n["id"])
+        assert await deliver_due(worker) == 1
+        first = await row(db, dlv)
+        assert first["status"] == "retrying" and first["attempts"] == 1 and first["response_status"] == 500
+        assert 9.9 <= (first["next_attempt_at"] - first["last_attempt_at"]).total_seconds() <= 20.1
+        assert await deliver_due(worker) == 0  # not due yet
+        await make_due(db)
+        assert await deliver_due(worker) == 1
+        second = await row(db, dlv)
+        assert 19.9 <= (second["next_attempt_at"] - second["last_attempt_at"]).total_seconds() <= 40.1  # doubled
+        await make_due(db)
+        assert await deliver_due(worker) == 1
+    finally:
+        await env.http.aclose()
     done = (await client.get(f"/v1/deliveries/{dlv}", headers=auth)).json()
     assert done["status"] == "succeeded" and done["attempts"] == 3 and done["monitor_id"] == "mon_1"
     assert [a["response_status"] for a in done["attempt_log"]] == [500, 500, 200]
