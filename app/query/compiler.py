@@ -43,7 +43,7 @@ class Statement:
 
 
 def _out(t: Typed) -> str:
-    # JSON values leave PostgreSQL as text and are parsed with orjson (faster than a JSONB codec).
+    # JSON values leave PostgreSQL as text, whatever the connection's JSONB codec, and render.py parses them.
     return f"({t.sql})::text" if t.type is T.DYNAMIC and not t.array else t.sql
 
 
@@ -67,10 +67,13 @@ class Compiled:
         """The row limit the query itself ends with (`take`, `limit`, `top`), if any."""
         return self.rel.limit
 
-    def statement(self, dataset: int | str, *, limit: int | None, newest_first: bool) -> Statement:
+    def statement(
+        self, dataset: int | str, *, limit: int | None, newest_first: bool, events_as_text: bool = True
+    ) -> Statement:
         """The SQL with `limit` rows at most (on top of the query's own). `dataset`: its id, or its name for
         a statement that looks the id up itself. `newest_first`: rows that are events (not aggregated),
-        without a `sort`, come newest first."""
+        without a `sort`, come newest first. `events_as_text`: whole events' fields as JSON text, else as
+        JSONB (which the read pool hands over parsed, app/db/reads.py)."""
         rel = self.rel
         params = self.params.copy()  # the limit and removed names belong to this statement only
         select: list[str] = []
@@ -81,7 +84,7 @@ class Compiled:
             data = rel.data
             if rel.hidden:
                 data = f"({data} - {params.add(sorted(rel.hidden), 'text[]')})"
-            select.append(f"({data})::text")
+            select.append(f"({data})::text" if events_as_text else data)
             extended = [(name, rel.cols[name]) for name in rel.extended]
             select.extend(_out(t) for _, t in extended)
             layout = Layout(

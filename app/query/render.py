@@ -10,9 +10,8 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from itertools import repeat
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import Any
 
 import msgspec
@@ -177,46 +176,12 @@ def _raw_columns(records: Sequence[Sequence[Any]], layout: Layout) -> list[Colum
     return columns
 
 
-MAX_SHAPE_FIELDS = 500  # wider events are rare, and not worth a Struct type each
-
-
-def _field_columns(texts: list[str]) -> dict[str, list[Any]]:
-    """Every field present in any of the events (JSON texts), with its value in each (None where absent).
-
-    The texts are parsed as one array, in one call. When no event has a field the first one lacks (the
-    common case: one shape throughout), into Structs made for the first event's fields, which msgspec
-    decodes about 40% faster than dicts (no dict, no key strings); otherwise as dicts.
-    """
-    joined = "[" + ",".join(texts) + "]"
-    if texts:
-        keys = tuple(orjson.loads(texts[0]))
-        decoder = _events_decoder(keys) if len(keys) <= MAX_SHAPE_FIELDS else None
-        if decoder is not None:
-            try:
-                shaped = decoder.decode(joined)
-            except msgspec.ValidationError:  # a field beyond the first event's
-                pass
-            else:
-                return {key: list(map(attrgetter(f"f{i}"), shaped)) for i, key in enumerate(keys)}
-    events: list[dict[str, Any]] = msgspec.json.decode(joined)  # as the Structs decode: big integers stay exact
+def _field_columns(events: list[Any]) -> dict[str, list[Any]]:
+    """Every field present in any of the events, with its value in each (None where absent). The events come
+    parsed from the read pool, or as JSON text from elsewhere (monitors), parsed here as one array in one call."""
+    if events and isinstance(events[0], str):
+        events = msgspec.json.decode("[" + ",".join(events) + "]")  # as the read pool's: big integers stay exact
     return {name: list(map(dict.get, events, repeat(name))) for name in set().union(*events)}
-
-
-@lru_cache(maxsize=256)
-def _events_decoder(keys: tuple[str, ...]) -> msgspec.json.Decoder[list[Any]] | None:
-    """A decoder of JSON arrays of events that have no field beyond `keys` (each may be absent: None); None
-    for keys msgspec cannot take as field names (a quote, a backslash, a control character)."""
-    try:
-        shape = msgspec.defstruct(
-            "Event",
-            [(f"f{i}", Any, None) for i in range(len(keys))],
-            rename={f"f{i}": key for i, key in enumerate(keys)},
-            forbid_unknown_fields=True,
-            gc=False,  # decoded JSON holds no reference cycles
-        )
-    except (TypeError, ValueError):
-        return None
-    return msgspec.json.Decoder(list[shape])  # type: ignore[valid-type]
 
 
 def ndjson_encoder(layout: Layout) -> Callable[[Sequence[Any]], bytes]:

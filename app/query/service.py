@@ -124,7 +124,7 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     # One row more than the cap tells whether the result was cut. The statement finds the dataset by name
     # itself, so the lookup of the time bounds (and of whether the dataset exists) runs beside it, on a
     # second connection, instead of before it.
-    statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True)
+    statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True, events_as_text=False)
     timeout = settings.query_timeout_seconds
     lookup = asyncio.ensure_future(_lookup_beside(pool, compiled, timeout))
     try:
