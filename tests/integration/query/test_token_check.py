@@ -45,21 +45,18 @@ async def test_a_token_revoked_through_the_api_gets_401_not_rows(client: Client,
         assert "rows" not in resp.text
 
 
-async def test_a_token_revoked_by_another_process_gets_401(client: Client, make_token, db) -> None:
+@pytest.mark.parametrize(
+    "change",
+    [
+        "UPDATE tokens SET revoked_at = now() WHERE name = :name",  # revoked by the CLI or another server
+        "UPDATE tokens SET expires_at = now() - interval '1 second' WHERE name = :name",  # expired since
+        "DELETE FROM tokens WHERE name = :name",
+    ],
+    ids=["revoked", "expired", "deleted"],
+)
+async def test_a_token_changed_by_another_process_gets_401(client: Client, make_token, db, change: str) -> None:
     headers = await _known_token(client, make_token, "elsewhere")
-    await _in_database(db, "UPDATE tokens SET revoked_at = now() WHERE name = :name", "elsewhere")
-    assert_error(await client.post("/v1/query", json=COUNT, headers=headers), 401, "invalid_token")
-
-
-async def test_a_token_expired_since_its_last_query_gets_401(client: Client, make_token, db) -> None:
-    headers = await _known_token(client, make_token, "expiring")
-    await _in_database(db, "UPDATE tokens SET expires_at = now() - interval '1 second' WHERE name = :name", "expiring")
-    assert_error(await client.post("/v1/query", json=COUNT, headers=headers), 401, "invalid_token")
-
-
-async def test_a_deleted_token_gets_401(client: Client, make_token, db) -> None:
-    headers = await _known_token(client, make_token, "deleted")
-    await _in_database(db, "DELETE FROM tokens WHERE name = :name", "deleted")
+    await _in_database(db, change, "elsewhere")
     assert_error(await client.post("/v1/query", json=COUNT, headers=headers), 401, "invalid_token")
 
 
