@@ -15,12 +15,15 @@ from operator import itemgetter
 from typing import Any
 
 import msgspec
-import orjson
 
 from app.query.compiler import Layout, OutColumn
 from app.query.types import T
 
 Converter = Callable[[Any], Any]
+
+# JSON is read and written with msgspec: integers beyond 64 bits stay exact, as ingest stored them (orjson
+# reads them as floats and cannot write them).
+_JSON = msgspec.json.Encoder()
 
 
 def render_time(value: datetime) -> str:
@@ -54,7 +57,7 @@ def _real(value: Any) -> Any:
 
 
 def _loads(value: Any) -> Any:
-    return None if value is None else orjson.loads(value)
+    return None if value is None else msgspec.json.decode(value)
 
 
 def _time(value: Any) -> Any:
@@ -89,7 +92,6 @@ def converter(col: OutColumn) -> Converter:
 # msgspec writes aware datetimes at C speed as `...:SS.ffffffZ` (UTC), or `...:SSZ` when the microseconds are
 # zero; these bring that to `render_time`'s form (milliseconds unless the value has microseconds). In the text
 # of a list of such datetimes `000Z"` can only end a fraction, and a `.` only start one.
-_JSON = msgspec.json.Encoder()
 _TIME_TEXTS = msgspec.json.Decoder(list[str | None])
 _WHOLE_S = re.compile(rb':(\d\d)Z"')
 
@@ -194,7 +196,7 @@ def ndjson_encoder(layout: Layout) -> Callable[[Sequence[Any]], bytes]:
                 return lambda record: record[0].encode() + b"\n"
 
             def event_line(record: Sequence[Any]) -> bytes:
-                head = b'{"_time":' + orjson.dumps(time_convert(record[0]))
+                head = b'{"_time":' + _JSON.encode(time_convert(record[0]))
                 data: str = record[1]
                 if data == "{}":
                     return head + b"}\n"
@@ -206,15 +208,15 @@ def ndjson_encoder(layout: Layout) -> Callable[[Sequence[Any]], bytes]:
 
         def extended_line(record: Sequence[Any]) -> bytes:
             obj: dict[str, Any] = {"_time": time_convert(record[0])} if time_convert is not None else {}
-            obj.update(orjson.loads(record[data_at]))
+            obj.update(msgspec.json.decode(record[data_at]))
             for (name, f), v in zip(ext, record[data_at + 1 :], strict=True):
                 obj[name] = f(v)
-            return orjson.dumps(obj) + b"\n"
+            return _JSON.encode(obj) + b"\n"
 
         return extended_line
     cols = [(c.name, converter(c)) for c in layout.columns]
 
     def table_line(record: Sequence[Any]) -> bytes:
-        return orjson.dumps({name: f(v) for (name, f), v in zip(cols, record, strict=True)}) + b"\n"
+        return _JSON.encode({name: f(v) for (name, f), v in zip(cols, record, strict=True)}) + b"\n"
 
     return table_line

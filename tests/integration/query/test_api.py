@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -271,3 +272,21 @@ async def test_a_query_over_the_statement_timeout_is_a_400(
         assert states and all(r["state"] == "idle" for r in states), states
     async with AsyncTestClient(app=make_app()) as client:  # the 30 s default lets it finish
         assert await column(client, auth, slow) == [4000]
+
+
+async def test_integers_beyond_64_bits_stay_exact(client: Client, auth: dict[str, str]) -> None:
+    # Ingest stores them exactly; a query or an export must not turn them into floats (or fail on them).
+    big, negative = 2**70 + 1, -(2**65) - 3
+    line = json.dumps({"_time": (datetime.now(UTC) - timedelta(hours=1)).isoformat(), "big": big, "neg": negative})
+    resp = await client.post(
+        "/v1/ingest/bignums", content=line + "\n", headers={**auth, "Content-Type": "application/x-ndjson"}
+    )
+    assert resp.status_code == 200, resp.text
+    for apl in ("['bignums']", "['bignums'] | project big, neg", "['bignums'] | extend b = big | project b, neg"):
+        columns, rows, _ = await run(client, auth, apl)  # the body is parsed by Python's json: exact integers
+        values = dict(zip([c["name"] for c in columns], rows[0], strict=True))
+        assert (values.get("big", values.get("b")), values["neg"]) == (big, negative), apl
+        exported = await client.post("/v1/export", json={"apl": apl}, headers=auth)
+        assert exported.status_code == 200, exported.text
+        (event,) = [json.loads(line) for line in exported.text.splitlines()]
+        assert (event.get("big", event.get("b")), event["neg"]) == (big, negative), apl
