@@ -80,8 +80,9 @@ _SCALAR: dict[T, Converter] = {
 }
 
 
-def converter(col: OutColumn) -> Converter:
-    one = _SCALAR.get(col.type, _identity)
+def converter(col: OutColumn, json_text: bool = True) -> Converter:
+    """What a value of `col` becomes in a result. `json_text`: JSON values come as text, else parsed."""
+    one = _identity if col.type is T.DYNAMIC and not json_text else _SCALAR.get(col.type, _identity)
     if col.array:
         if col.type is T.DYNAMIC:
             return one
@@ -134,12 +135,12 @@ def type_name(col: OutColumn, values: Iterable[Any]) -> str:
 Column = tuple[dict[str, str], list[Any]]  # ({name, type}, values top to bottom)
 
 
-def _sql_column(records: Sequence[Sequence[Any]], at: int, col: OutColumn) -> Column:
+def _sql_column(records: Sequence[Sequence[Any]], at: int, col: OutColumn, json_text: bool) -> Column:
     values = list(map(itemgetter(at), records))
     if col.type is T.DATETIME and not col.array:
         values = render_times(values)
     else:
-        convert = converter(col)
+        convert = converter(col, json_text)
         if convert is not _identity:
             values = list(map(convert, values))
     return {"name": col.name, "type": type_name(col, values)}, values
@@ -159,62 +160,64 @@ def table_result(records: Sequence[Sequence[Any]], layout: Layout) -> tuple[list
     type check is one C-level pass (map, set) over a list rather than a Python call per value."""
     if layout.raw:
         return _rows(records, _raw_columns(records, layout))
-    return _rows(records, [_sql_column(records, i, c) for i, c in enumerate(layout.columns)])
+    return _rows(records, [_sql_column(records, i, c, layout.json_text) for i, c in enumerate(layout.columns)])
 
 
 def _raw_columns(records: Sequence[Sequence[Any]], layout: Layout) -> list[Column]:
     """Whole events: `_time`, then every field present in any returned event (sorted), then extended columns."""
     columns: list[Column] = []
     if layout.time is not None:
-        columns.append(_sql_column(records, 0, layout.time))
+        columns.append(_sql_column(records, 0, layout.time, layout.json_text))
     data_at = len(columns)
-    fields = _field_columns(list(map(itemgetter(data_at), records)))
+    fields = _field_columns(list(map(itemgetter(data_at), records)), layout.json_text)
     # An extended column replaces the event field of the same name.
     taken = {c.name for c in layout.extended} | ({"_time"} if layout.time is not None else set())
     for name in sorted(fields.keys() - taken):
         values = fields[name]
         columns.append(({"name": name, "type": infer_type(values)}, values))
-    columns.extend(_sql_column(records, at, c) for at, c in enumerate(layout.extended, data_at + 1))
+    columns.extend(_sql_column(records, at, c, layout.json_text) for at, c in enumerate(layout.extended, data_at + 1))
     return columns
 
 
-def _field_columns(events: list[Any]) -> dict[str, list[Any]]:
+def _field_columns(events: list[Any], json_text: bool) -> dict[str, list[Any]]:
     """Every field present in any of the events, with its value in each (None where absent). The events come
-    parsed from the read pool, or as JSON text from elsewhere (monitors), parsed here as one array in one call."""
-    if events and isinstance(events[0], str):
-        events = msgspec.json.decode("[" + ",".join(events) + "]")  # as the read pool's: big integers stay exact
+    parsed (from the read pool), or as JSON texts, parsed here as one array in one call."""
+    if json_text:
+        events = msgspec.json.decode("[" + ",".join(events) + "]")
     return {name: list(map(dict.get, events, repeat(name))) for name in set().union(*events)}
 
 
 def ndjson_encoder(layout: Layout) -> Callable[[Sequence[Any]], bytes]:
     """One NDJSON line per row, as an object of column name to value."""
+    json_text = layout.json_text
     if layout.raw:
-        time_convert = converter(layout.time) if layout.time is not None else None
-        if not layout.extended:
+        time_convert = converter(layout.time, json_text) if layout.time is not None else None
+        if not layout.extended and json_text:
             # The event's fields are already JSON text from PostgreSQL: splice `_time` in without parsing.
             if time_convert is None:
                 return lambda record: record[0].encode() + b"\n"
 
-            def event_line(record: Sequence[Any]) -> bytes:
+            def spliced_line(record: Sequence[Any]) -> bytes:
                 head = b'{"_time":' + _JSON.encode(time_convert(record[0]))
                 data: str = record[1]
                 if data == "{}":
                     return head + b"}\n"
                 return head + b"," + data[1:].encode() + b"\n"
 
-            return event_line
-        ext = [(c.name, converter(c)) for c in layout.extended]
+            return spliced_line
+        fields: Converter = msgspec.json.decode if json_text else _identity
+        ext = [(c.name, converter(c, json_text)) for c in layout.extended]
         data_at = 1 if time_convert is not None else 0
 
-        def extended_line(record: Sequence[Any]) -> bytes:
+        def event_line(record: Sequence[Any]) -> bytes:
             obj: dict[str, Any] = {"_time": time_convert(record[0])} if time_convert is not None else {}
-            obj.update(msgspec.json.decode(record[data_at]))
+            obj.update(fields(record[data_at]))
             for (name, f), v in zip(ext, record[data_at + 1 :], strict=True):
                 obj[name] = f(v)
             return _JSON.encode(obj) + b"\n"
 
-        return extended_line
-    cols = [(c.name, converter(c)) for c in layout.columns]
+        return event_line
+    cols = [(c.name, converter(c, json_text)) for c in layout.columns]
 
     def table_line(record: Sequence[Any]) -> bytes:
         return _JSON.encode({name: f(v) for (name, f), v in zip(cols, record, strict=True)}) + b"\n"

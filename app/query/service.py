@@ -124,7 +124,7 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     # One row more than the cap tells whether the result was cut. The statement finds the dataset by name
     # itself, so the lookup of the time bounds (and of whether the dataset exists) runs beside it, on a
     # second connection, instead of before it.
-    statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True, events_as_text=False)
+    statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True, json_text=False)
     timeout = settings.query_timeout_seconds
     lookup = asyncio.ensure_future(_lookup_beside(pool, compiled, timeout))
     try:
@@ -172,7 +172,11 @@ async def export_chunks(
             found = await _lookup(conn, compiled, timeout)
             if found is None:
                 raise _not_found(compiled)
-            statement: Statement = compiled.statement(found[0], limit=None, newest_first=False)
+            # Events in the order they are stored go out as PostgreSQL's JSON text, unparsed; a sorted result
+            # comes as JSONB, so that PostgreSQL does not cast every row it sorts (app/query/compiler.py).
+            statement: Statement = compiled.statement(
+                found[0], limit=None, newest_first=False, json_text=not compiled.sorts
+            )
             encode = ndjson_encoder(statement.layout)
             cursor = await conn.cursor(statement.sql, *statement.args, timeout=timeout)
             batch = await cursor.fetch(EXPORT_BATCH, timeout=timeout)

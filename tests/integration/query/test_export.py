@@ -88,6 +88,15 @@ SHAPES: list[tuple[str, list[object]]] = [
         ("['web'] | where isnull(status) | project tags, d = _time - datetime(2025-03-02)",
          [{"tags": ["a", "b"], "d": "09:30:00"}]),
         ("['web'] | where service == 'none'", []),
+        # Sorted: the events come as JSONB rather than text (PostgreSQL would cast every row it sorts).
+        ("['web'] | where service == 'web' | sort by _time desc", [
+            {"_time": "2025-03-01T10:02:59.250Z", "service": "web", "status": 404, "duration_ms": 3,
+             "http.path": "/missing", "method": "GET", "msg": "not found"},
+            {"_time": "2025-03-01T10:02:00.000Z", "service": "web", "status": 200, "duration_ms": 5,
+             "http.path": "/index.html", "method": "GET", "msg": "ok"},
+        ]),
+        ("['web'] | where service == 'web' | top 1 by duration_ms | extend twice = status * 2 | project msg, twice",
+         [{"msg": "ok", "twice": 400}]),
         ("['web'] | count", [{"Count": 8}]),
 ]  # fmt: skip
 

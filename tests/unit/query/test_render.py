@@ -148,7 +148,10 @@ def test_event_fields_become_columns(events: list[dict[str, Any]]) -> None:
     # Each field present in any event is a column, null where absent, whether the events come parsed (the read
     # pool's JSONB) or as JSON text (monitors' connections).
     expected = _expected(events)
-    for records in ([(json.dumps(event),) for event in events], [(event,) for event in events]):
-        columns, rows = table_result(records, RAW)
+    for records, layout in (
+        ([(json.dumps(event),) for event in events], RAW),
+        ([(event,) for event in events], Layout(raw=True, columns=(), json_text=False)),
+    ):
+        columns, rows = table_result(records, layout)
         assert (columns, [list(row) for row in rows]) == expected
         assert [type(v) for row in rows for v in row] == [type(v) for row in expected[1] for v in row]
