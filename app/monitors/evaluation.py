@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
+import msgspec
 import orjson
 
 from app.db.monitor import Monitor
@@ -148,6 +149,22 @@ async def _threshold(
     return Observation(values(rows, shape, rules_of(monitor), grouped=monitor.notify_by_group))
 
 
+# Query results hold integers beyond 64 bits exactly (render.py reads JSON with msgspec); orjson cannot write
+# them, msgspec can.
+_JSON = msgspec.json.Encoder()
+_SORTED_JSON = msgspec.json.Encoder(order="sorted")
+
+
+def series_key(group: dict[str, Any]) -> str:
+    """The key a group's state is stored under: its values as JSON with sorted keys. Written by orjson as it
+    always was (msgspec writes some floats differently, 1e20 for 1e+20, and a changed key would lose the
+    group's state), by msgspec only for what orjson cannot write."""
+    try:
+        return orjson.dumps(group, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return _SORTED_JSON.encode(group).decode()
+
+
 def values(rows: Sequence[Sequence[Any]], shape: queries.Shape, rules: Rules, *, grouped: bool) -> Values | Failed:
     """Per series key, the group and its value most in breach; rows whose value is null are no data."""
     found: dict[str, tuple[dict[str, Any], list[float]]] = {}
@@ -156,11 +173,11 @@ def values(rows: Sequence[Sequence[Any]], shape: queries.Shape, rules: Rules, *,
         if raw is None:
             continue
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            return Failed(f"the value '{shape.value_name}' is not a number: {orjson.dumps(raw).decode()[:100]}")
+            return Failed(f"the value '{shape.value_name}' is not a number: {_JSON.encode(raw).decode()[:100]}")
         group = (
             {name: row[i] for name, i in zip(shape.group_names, shape.group_indexes, strict=True)} if grouped else {}
         )
-        key = orjson.dumps(group, option=orjson.OPT_SORT_KEYS).decode() if grouped else ""
+        key = series_key(group) if grouped else ""
         entry = found.get(key)
         if entry is None:
             if len(found) >= MAX_GROUPS:
@@ -199,7 +216,7 @@ def _trimmed(names: list[str], row: Sequence[Any]) -> dict[str, Any]:
         if len(out) >= FIELDS_PER_MATCH:
             break
         if isinstance(value, (dict, list)):
-            value = orjson.dumps(value).decode()
+            value = _JSON.encode(value).decode()
         if isinstance(value, str) and len(value) > TEXT_PER_VALUE:
             value = value[: TEXT_PER_VALUE - 1] + "…"
         out[name] = value

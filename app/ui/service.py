@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import asyncpg
-import orjson
+import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.annotations.service import list_annotations
@@ -162,7 +162,7 @@ def cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    return orjson.dumps(value).decode()
+    return msgspec.json.encode(value).decode()  # exact integers beyond 64 bits, which orjson cannot write
 
 
 def result_view(result: QueryResult, default_step: timedelta) -> ResultView:

@@ -8,7 +8,7 @@ import pytest
 
 from app.errors import BeaconError
 from app.query.schemas import ColumnOut, QueryResult, QueryStatus
-from app.ui.service import chart_query, quote_name, result_view
+from app.ui.service import cell, chart_query, quote_name, result_view
 
 
 def _result(columns, rows):
@@ -56,3 +56,7 @@ def test_results_without_time_or_numbers_are_tables_only():
     assert result_view(events, timedelta(minutes=5)).series == []
     nested = _result([("tags", "dynamic"), ("flag", "bool")], [[["a", "b"], True]])
     assert result_view(nested, timedelta(minutes=5)).rows == [['["a","b"]', "true"]]
+
+
+def test_cells_show_json_values_exactly() -> None:
+    assert cell([2**70 + 1, {"a": None}]) == '[1180591620717411303425,{"a":null}]'

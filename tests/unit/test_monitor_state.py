@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from app.monitors.evaluation import series_key
 from app.monitors.runner import next_due
 from app.monitors.state import Failed, Rules, Series, Values, step_match, step_threshold
 
@@ -117,3 +118,9 @@ def test_next_due_skips_missed_runs():
     # Down for an hour and a bit: the next run is on the old cadence, after now, not 60 runs to catch up.
     assert next_due(due, due + timedelta(seconds=3630), 60) == due + timedelta(seconds=3660)
     assert next_due(due, due + timedelta(seconds=60), 60) == due + timedelta(seconds=120)
+
+
+def test_series_keys_are_sorted_json_and_take_integers_beyond_64_bits() -> None:
+    # Stored states are keyed by this text: it stays what orjson wrote (1e+20, not 1e20).
+    assert series_key({"b": 1, "a": 1e20}) == '{"a":1e+20,"b":1}'
+    assert series_key({"id": 2**70 + 1}) == '{"id":1180591620717411303425}'

@@ -121,3 +121,15 @@ async def test_events_that_arrived_while_disabled_are_not_reported(h):
     assert (await h.run(now())).deliveries == 1
     (event,) = await h.history(m["id"])
     assert [e["when"] for e in event["matches"]] == ["after"]
+
+
+async def test_integers_beyond_64_bits_are_reported_exactly(h):
+    # Queries read them exactly; the report must show them (as the events hold them), not fail on them.
+    big = 2**70 + 1
+    m = await h.monitor(name="Big", type="match_event", apl="['web'] | where status >= 500", interval_seconds=10)
+    await h.ingest("web", [{"status": 503, "id": big, "ids": [big, 1]}])
+    await h.run(now())
+    (event,) = await h.history(m["id"])
+    assert event["kind"] == "matched" and event["error"] is None
+    (match,) = event["matches"]
+    assert match["id"] == big and json.loads(match["ids"]) == [big, 1]  # arrays are shown as JSON text
