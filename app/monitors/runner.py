@@ -31,7 +31,7 @@ from app.deliveries.service import enqueue
 from app.monitors.evaluation import Observation, Window, observe, rules_of, window_for
 from app.monitors.state import Change, Series, Step, resize, step_match, step_threshold
 from app.request_ids import new_id
-from app.timefmt import iso_ms
+from app.timefmt import iso_ms, iso_ms_or_none
 
 # session.info key: the transaction in which an evaluation savepoint is open (see evaluation.observe)
 SAVEPOINT_OPEN = "monitor_savepoint_in"
@@ -224,10 +224,7 @@ def _message(env: DeliveryEnv, monitor: Monitor, change: Change, row: MonitorEve
 
 
 def iso_range_of(row: MonitorEvent) -> tuple[str | None, str | None]:
-    return (
-        iso_ms(row.start_time) if row.start_time else None,
-        iso_ms(row.end_time) if row.end_time else None,
-    )
+    return iso_ms_or_none(row.start_time), iso_ms_or_none(row.end_time)
 
 
 def _describe(monitor: Monitor, change: Change) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from app.timefmt import iso_ms
+from app.timefmt import iso_ms, iso_ms_or_none
 
 PALETTE = ("#2563eb", "#dc2626", "#ea580c", "#7c3aed", "#0d9488", "#ca8a04", "#db2777", "#4b5563")
 KNOWN_TYPES = {"deploy": PALETTE[0], "incident": PALETTE[1], "monitor": PALETTE[2], "config": PALETTE[3]}
@@ -215,7 +215,7 @@ def time_chart(
                 x=x1,
                 width=(x2 - x1) if a.end_time is not None else 0.0,
                 time=iso_ms(a.time),
-                end_time=iso_ms(a.end_time) if a.end_time else None,
+                end_time=iso_ms_or_none(a.end_time),
             )
         )
 
