@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+import httpx
 from email_validator import EmailNotValidError, validate_email
 
 from adapters.base import ConfigError
@@ -26,6 +27,10 @@ def http_url_problem(value: str, *, max_length: int = MAX_URL_LENGTH) -> str | N
         return "must be an http:// or https:// URL"
     if not parts.hostname:
         return "has no host"
+    try:
+        httpx.URL(value)  # what sends it: e.g. `0177.0.0.1` is a host to urlsplit, an invalid address to httpx
+    except httpx.InvalidURL:
+        return "is not a valid URL"
     return None
 
 

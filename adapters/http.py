@@ -140,6 +140,8 @@ class HttpSender:
                 await response.aclose()
         except DestinationRefused as exc:
             return DeliveryResult(ok=False, retryable=False, detail=redact(f"refused: {exc}", secrets))
+        except httpx.InvalidURL as exc:  # stored before the config check parsed URLs as httpx does
+            return DeliveryResult(ok=False, retryable=False, detail=redact(f"invalid URL: {exc}", secrets))
         except Unresolvable as exc:
             return DeliveryResult(ok=False, retryable=True, detail=redact(f"network error: {exc}", secrets))
         except httpx.TimeoutException as exc:

@@ -24,6 +24,24 @@ REFUSED = [
     "http://metadata.example/hook",  # resolves to 169.254.169.254
     "http://mixed.example/hook",  # one public and one private answer
     "http://v6loop.example/hook",  # resolves to ::1
+    # IPv6 forms that carry a private IPv4 address, which `is_global` alone calls public
+    "http://[::127.0.0.1]/hook",  # IPv4-compatible
+    "http://[::ffff:7f00:1]/hook",  # IPv4-mapped, in hex
+    "http://[::ffff:0:a00:1]/hook",  # IPv4-translated, 10.0.0.1
+    "http://[64:ff9b::7f00:1]/hook",  # NAT64
+    "http://[64:ff9b::a9fe:a9fe]/latest/meta-data",  # NAT64 of 169.254.169.254
+    "http://[64:ff9b:1::c0a8:101]/hook",  # local-use NAT64
+    "http://[2002:7f00:1::]/hook",  # 6to4
+    "http://[2002:a00:1::1]/hook",  # 6to4 of 10.0.0.1
+    "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook",  # Teredo, client 127.0.0.1
+    # IPv4 written as resolvers read it, whatever the resolver at hand does with it
+    "http://2130706433/hook",
+    "http://0x7f.1/hook",
+    "http://017700000001/hook",
+    "http://127.1/hook",
+    "http://0x7f000001:8080/hook",
+    "http://0xa9fea9fe/latest/meta-data",
+    "http://127.0.0.1./hook",
 ]
 
 
@@ -40,6 +58,11 @@ async def test_private_destination_refused(client, auth, db):
             except AssertionError as exc:
                 raise AssertionError(f"{type_} {url}: {exc}") from None
             assert "BEACON_ALLOW_PRIVATE_DESTINATIONS" in err["message"]
+        # Four numbers with a leading zero: octal to resolvers, an invalid address to httpx, which would send it.
+        r = await client.post(
+            "/v1/notifiers", headers=auth, json={"name": "n", "type": type_, "config": {"url": "http://0177.0.0.1/"}}
+        )
+        assert_error(r, 400, "invalid_field", param="config.url")
     async with db() as s:
         assert (await s.execute(text("SELECT count(*) FROM notifiers"))).scalar_one() == 0
 
@@ -49,6 +72,9 @@ async def test_public_or_unresolved_destination_accepted(client, auth):
         "https://public.example/hook",
         "https://93.184.215.14/hook",
         "https://[2606:2800:220:1:248:1893:25c8:1946]/hook",
+        "https://[64:ff9b::5db8:d70e]/hook",  # NAT64 of a public address
+        "https://[2002:5db8:d70e::1]/hook",  # 6to4 of a public address
+        "https://1572394766/hook",  # 93.184.215.14 as one number
         "https://not-resolvable-yet.example/hook",  # checked again at send time
     ):
         r = await client.post(
