@@ -13,6 +13,10 @@ notifier service turns it into a 400 with `param`), a failed send is a `Delivery
 is worth retrying (only the delivery worker retries), and a template that fails raises `TemplateFailure`
 naming the template and line.
 
+Every `send` a subclass defines (a plugin's too) is wrapped so that its result's `detail` has every part of
+every secret of `secret_values()` masked, in any encoding (`adapters.redaction`): a destination that echoes
+the request in its error cannot put a webhook URL's path or an integration key into what we store or show.
+
 The `Event` below is the one context every message is rendered from. Monitors fill it (kind, state, value,
 threshold, query, time range, group, link, …); `POST /v1/notifiers/{id}/test` sends the defaults
 (`kind="test"`); `POST /v1/notifiers/{id}/preview` accepts any subset of its fields.
@@ -21,13 +25,16 @@ threshold, query, time range, group, link, …); `POST /v1/notifiers/{id}/test` 
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 import msgspec
+
+from adapters.redaction import MASK, redact
 
 if TYPE_CHECKING:
     from adapters.http import HttpSender
@@ -36,8 +43,6 @@ if TYPE_CHECKING:
 
 # A config value that must never be shown: encrypted at rest, masked in reprs, never echoed by the API.
 Secret = Annotated[str, msgspec.Meta(extra={"secret": True})]
-
-MASK = "**********"
 
 
 class ConfigError(Exception):
@@ -260,6 +265,11 @@ class Adapter(Generic[C]):
         self.config = config
         self.context = context
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "send" in cls.__dict__:
+            cls.send = _masking(cls.__dict__["send"])  # type: ignore[method-assign,assignment]
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config!r})"
 
@@ -267,6 +277,10 @@ class Adapter(Generic[C]):
         """Every secret this adapter holds: masked wherever text leaves it (errors, previews)."""
         values = [getattr(self.config, name) for name in self.config.secret_fields()]
         return [v for v in [*values, *self.context.signing_secrets] if isinstance(v, str) and v]
+
+    def redact(self, text: str) -> str:
+        """`text` with every part of every secret of this adapter masked, in any encoding."""
+        return redact(text, self.secret_values())
 
     @property
     def templates(self) -> Templates:
@@ -284,3 +298,18 @@ class Adapter(Generic[C]):
 
     async def send(self, message: Message) -> DeliveryResult:
         raise NotImplementedError
+
+
+Send = Callable[[Any, Message], Coroutine[Any, Any, DeliveryResult]]
+
+
+def _masking(send: Send) -> Send:
+    """`send`, with its result's detail masked: the one place every adapter's outcome passes through."""
+
+    @functools.wraps(send)
+    async def masked(self: Adapter[Any], message: Message) -> DeliveryResult:
+        result = await send(self, message)
+        detail = self.redact(result.detail)
+        return result if detail == result.detail else msgspec.structs.replace(result, detail=detail)
+
+    return masked

@@ -6,6 +6,7 @@ recipients are the notifier's `addresses`.
 
 from __future__ import annotations
 
+import base64
 import email.utils
 from email.message import EmailMessage
 from typing import Annotated
@@ -15,7 +16,7 @@ import msgspec
 
 from adapters.base import Adapter, AdapterConfig, DeliveryResult, Event, Message
 from adapters.checks import check_email
-from adapters.http import redact
+from adapters.redaction import MIN_PART
 
 MAX_ADDRESSES = 50
 SMTP_TIMEOUT_SECONDS = 20.0
@@ -65,11 +66,19 @@ class Email(Adapter[EmailConfig]):
         mail.add_alternative(message.payload["html"], subtype="html")
         return mail
 
+    def secret_values(self) -> list[str]:
+        """The relay credentials too, as typed and as AUTH LOGIN and PLAIN send them (base64)."""
+        settings = self.context.settings
+        user, password = settings.smtp_username or "", settings.smtp_password or ""
+        sent = [user, password, f"\0{user}\0{password}"] if password else [user]
+        encoded = [base64.b64encode(v.encode()).decode() for v in sent if v]
+        named = [user] if len(user) >= MIN_PART else []  # a user name is no secret: only masked when long enough
+        return [*super().secret_values(), *named, *(v for v in [password, *encoded] if v)]
+
     async def send(self, message: Message) -> DeliveryResult:
         settings = self.context.settings
         if not settings.smtp_host:
             return DeliveryResult(ok=False, retryable=False, detail="e-mail is not configured: set BEACON_SMTP_HOST")
-        secrets = [*self.secret_values(), settings.smtp_password or ""]
         try:
             await aiosmtplib.send(
                 self.build(message),
@@ -88,7 +97,7 @@ class Email(Adapter[EmailConfig]):
                 ok=False,
                 retryable=retryable,
                 status=codes[0] if codes else None,
-                detail=redact(f"SMTP: {exc}", secrets),
+                detail=f"SMTP: {exc}",
             )
         except aiosmtplib.SMTPResponseException as exc:
             # 4xx replies are transient by definition; 5xx are permanent.
@@ -96,12 +105,10 @@ class Email(Adapter[EmailConfig]):
                 ok=False,
                 retryable=400 <= exc.code < 500,
                 status=exc.code,
-                detail=redact(f"SMTP {exc.code}: {exc.message}", secrets),
+                detail=f"SMTP {exc.code}: {exc.message}",
             )
         except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
-            return DeliveryResult(
-                ok=False, retryable=True, detail=redact(f"SMTP network error: {type(exc).__name__}: {exc}", secrets)
-            )
+            return DeliveryResult(ok=False, retryable=True, detail=f"SMTP network error: {type(exc).__name__}: {exc}")
         return DeliveryResult(
             ok=True,
             status=250,

@@ -16,6 +16,7 @@ import msgspec
 
 from adapters.base import MASK, DeliveryResult
 from adapters.guard import DestinationGuard, DestinationRefused, Unresolvable
+from adapters.redaction import redact as redact  # what every outcome's detail is masked with
 
 USER_AGENT = "Beacon-Notifier/1.0"
 RETRYABLE_STATUSES = frozenset({408, 429})
@@ -39,19 +40,22 @@ def quiet_httpx_request_logs() -> None:
         logger.addFilter(_FILTER)
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+def _mask_exact(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
         text = text.replace(secret, MASK)
     return text
 
 
 def redact_value(value: Any, secrets: Iterable[str]) -> Any:
-    """The same structure with every secret masked inside every string (for previews)."""
-    secrets = list(secrets)
+    """The same structure with every secret masked inside every string (for previews).
+
+    A preview shows a message rendered from our templates, so only the exact values can be in it: masking
+    each of their parts (as `redact` does for what destinations answer) would only garble its words."""
+    secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
     if isinstance(value, str):
-        return redact(value, secrets)
+        return _mask_exact(value, secrets)
     if isinstance(value, Mapping):
-        return {redact(str(k), secrets): redact_value(v, secrets) for k, v in value.items()}
+        return {_mask_exact(str(k), secrets): redact_value(v, secrets) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [redact_value(v, secrets) for v in value]
     return value

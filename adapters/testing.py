@@ -7,24 +7,29 @@
     await kit.check_retry_classification(MyAdapter, lambda base: {"url": base + "/hook"})
 
 The retry check runs the adapter against a real HTTP server on 127.0.0.1 that answers 2xx, 4xx, 408, 429 with
-`Retry-After`, 5xx, and against a closed port; that server echoes what it received in its error bodies, so the
-check also proves no secret leaks into a `DeliveryResult.detail`.
+`Retry-After`, 5xx, and against a closed port; that server echoes what it received in its error bodies (the
+request path and query as careless servers do: as sent, decoded, percent-encoded, HTML-escaped, JSON-escaped;
+the headers; the body), so the check also proves that no part of a secret leaks into a `DeliveryResult.detail`
+(`assert_no_secret`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import quote, unquote
 
 import msgspec
 
 from adapters.base import Adapter, AdapterContext, ConfigError, DeliveryResult, Event, Message
 from adapters.guard import DestinationGuard
 from adapters.http import HttpSender
+from adapters.redaction import secret_parts
 from app.settings import Settings
 
 HOSTILE_TEXT = "Quote \" apostrophe ' back\\slash\nnew line\ttab {{ 7*7 }} {% if %} <script>alert(1)</script> & ünï 🚨"
@@ -192,9 +197,7 @@ class LocalServer:
             body = await reader.readexactly(int(headers.get("content-length", "0")))
             self.received.append(Received(method, target, headers, body))
             reply = self.replies.pop(0) if self.replies else Reply(200)
-            text = reply.body + (
-                (" " + json.dumps(headers) + " " + body.decode("utf-8", "replace")) if reply.echo else ""
-            )
+            text = reply.body + (" " + echo(target, headers, body, first=len(self.received)) if reply.echo else "")
             payload = text.encode()
             extra = "".join(f"{k}: {v}\r\n" for k, v in reply.headers.items())
             status_line = f"HTTP/1.1 {reply.status} X\r\n"
@@ -203,6 +206,33 @@ class LocalServer:
             await writer.drain()
         finally:
             writer.close()
+
+
+def echo(target: str, headers: Mapping[str, str], body: bytes, *, first: int = 0) -> str:
+    """The request as careless servers' error pages repeat it. Each reply starts with another of its forms
+    (`first`), so that every form comes before the cut an adapter makes in a long error body."""
+    forms = [
+        target,
+        f"Cannot POST {unquote(target)}",
+        f"<p>{html.escape(target)}</p>",
+        json.dumps({"path": target}).replace("/", "\\/"),
+        quote(target, safe=""),
+        json.dumps(dict(headers)),
+        body.decode("utf-8", "replace"),
+    ]
+    first %= len(forms)
+    return " ".join(forms[first:] + forms[:first])
+
+
+def assert_no_secret(text: str, secrets: Iterable[str], label: str = "") -> None:
+    """No part of any secret (a URL's path, segments, query values, userinfo) shows in `text`, as written or
+    percent-encoded, HTML-escaped or JSON-escaped."""
+    for secret in secrets:
+        for part in secret_parts(secret):
+            forms = {part, unquote(part), quote(part, safe=""), quote(part), html.escape(part)}
+            forms |= {f.replace("/", "\\/") for f in forms} | {json.dumps(part)[1:-1]}
+            for form in forms:
+                assert form not in text, f"{label}: a part of a secret shows in {text!r}"
 
 
 def closed_port() -> int:
@@ -255,8 +285,7 @@ async def check_retry_classification(
                     assert result.retry_after == retry_after, f"{label}: retry_after={result.retry_after}"
                     if expect_status:
                         assert result.status == reply.status, f"{label}: status={result.status}"
-                    for secret in instance.secret_values():
-                        assert secret not in result.detail, f"{label}: a secret shows in the detail"
+                    assert_no_secret(result.detail, instance.secret_values(), label)
             finally:
                 await ctx.http.aclose()
     return results

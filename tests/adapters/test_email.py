@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import email
+import socket
 from email import policy
+
+import pytest
+from aiosmtpd.controller import Controller
 
 from adapters import testing as kit
 from adapters.email import Email
+from tests.receivers import Sink
 
 
 def _ctx(controller, **extra):
@@ -63,6 +69,37 @@ async def test_refused_recipient_is_permanent_and_busy_is_retried(smtp):
     result = await adapter.send(adapter.render(kit.sample_events()["test"]))
     assert not result.ok and result.retryable and result.status == 451
     assert sink.envelopes == []
+
+
+class EchoingAuth(Sink):
+    """A relay that refuses the credentials and repeats them in its reply (decoded, too)."""
+
+    async def handle_AUTH(self, server, session, envelope, args):
+        decoded = base64.b64decode(args[1]).decode() if len(args) > 1 else ""
+        return f"535 5.7.8 bad credentials {' '.join(args)} ({decoded!r})"
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "LOGIN"])
+async def test_relay_credentials_echoed_by_the_relay_are_masked(mechanism):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    other = {"PLAIN": "LOGIN", "LOGIN": "PLAIN"}[mechanism]
+    controller = Controller(
+        EchoingAuth(), hostname="127.0.0.1", port=port, auth_require_tls=False, auth_exclude_mechanism=[other]
+    )
+    controller.start()
+    try:
+        ctx = _ctx(controller, smtp_username="beacon-relay-user", smtp_password="Relay/Pa55word")
+        adapter = kit.adapter(Email, {"addresses": ["ops@example.com"]}, ctx)
+        result = await adapter.send(adapter.render(kit.sample_events()["test"]))
+    finally:
+        controller.stop()
+    assert not result.ok and result.status == 535 and f"bad credentials {mechanism} **********" in result.detail
+    plain = base64.b64encode(b"\0beacon-relay-user\0Relay/Pa55word").decode()
+    login = base64.b64encode(b"beacon-relay-user").decode()
+    for shown in ("Relay/Pa55word", "beacon-relay-user", plain, login):
+        assert shown not in result.detail, result.detail
 
 
 async def test_unreachable_or_unconfigured_relay():

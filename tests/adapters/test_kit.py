@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from adapters import testing as kit
@@ -51,3 +53,20 @@ def test_the_kit_catches_a_leaky_config_error():
         kit.check_config(
             Leaky, valid={"url": "https://ok.example.com"}, invalid={"url": {"url": "https://bad.example.com/s3cret"}}
         )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Cannot POST /in/S3cretPath",
+        "<p>/in/S3cretPath?token=Qv%2FVx&amp;x=1</p>",
+        '{"path": "\\/in\\/S3cretPath"}',
+        "%2Fin%2FS3cretPath",
+        "bad token Qv/Vx",
+        "Basic " + base64.b64encode(b"me:pw").decode(),
+    ],
+)
+def test_the_kit_catches_any_part_of_a_secret_in_a_detail(text):
+    with pytest.raises(AssertionError, match="a part of a secret shows"):
+        kit.assert_no_secret(text, ["https://me:pw@hooks.example.com/in/S3cretPath?token=Qv%2FVx"], "x")
+    kit.assert_no_secret("HTTP 404 from hooks.example.com", ["https://me:pw@hooks.example.com/in/S3cretPath"])

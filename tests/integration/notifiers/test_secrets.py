@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import base64
+import html
+import json
 import logging
 import re
 from datetime import UTC, datetime, timedelta
+from urllib.parse import quote, unquote
 
 import msgspec
 import pytest
+from litestar.testing import AsyncTestClient
 from sqlalchemy import text
+from werkzeug import Request, Response
 
+from adapters import testing as kit
 from app.secretbox import SealedValueError, SecretBox
 from tests.helpers import assert_error, captured_logs
+from tests.integration.ui.conftest import sign_in
 
 URL_SECRET = "T0SECRET/B0SECRET/zzPathCredentialQQ77"
 URL = f"https://hooks.example.com/services/{URL_SECRET}"
@@ -203,3 +210,51 @@ async def test_signing_secret_cannot_be_patched(client, auth):
     r = await client.patch(f"/v1/notifiers/{created['id']}", headers=auth, json={"config": {"signing_secret": other}})
     err = assert_error(r, 400, "invalid_field", param="config.signing_secret")
     assert "rotate-secret" in err["message"] and other not in r.text
+
+
+def _echo_page(request: Request) -> Response:
+    """A 404 as common servers write it: nginx and Apache HTML-escape the path, Express decodes it, PHP's
+    json_encode writes `\\/`, some percent-encode it."""
+    target = request.environ["REQUEST_URI"]
+    page = [
+        f"<html><body><h1>404 Not Found</h1><p>The requested URL {html.escape(target)} was not found.</p>",
+        f"Cannot POST {unquote(target)}",
+        json.dumps({"error": "no route", "path": target}).replace("/", "\\/"),
+        quote(target, safe=""),
+    ]
+    return Response("\n".join(page), status=404)
+
+
+async def test_an_echoing_destination_leaves_no_part_of_the_url_in_what_we_store_or_show(
+    make_app, admin_token, httpserver, db
+):
+    httpserver.expect_request(re.compile(".*")).respond_with_handler(_echo_page)
+    url = httpserver.url_for(f"/services/{URL_SECRET}") + "?token=QuerySecret%2F123&channel=alerts"
+    auth = {"Authorization": f"Bearer {admin_token}"}
+    async with AsyncTestClient(app=make_app(allow_private_destinations=True)) as client:
+        body = {"name": "chat", "type": "chat_a", "config": {"url": url}}
+        notifier = (await client.post("/v1/notifiers", headers=auth, json=body)).json()
+        sent = await client.post(f"/v1/notifiers/{notifier['id']}/test", headers=auth)
+        delivery = sent.json()
+        shown = [
+            sent.text,
+            (await client.get(f"/v1/deliveries/{delivery['id']}", headers=auth)).text,
+            (await client.get("/v1/deliveries", headers=auth)).text,
+            (await client.get(f"/v1/notifiers/{notifier['id']}/deliveries", headers=auth)).text,
+        ]
+        await sign_in(client, admin_token)
+        shown.append((await client.get(f"/ui/notifiers?tested={delivery['id']}")).text)
+    async with db() as s:
+        stored = (
+            await s.execute(text("SELECT d::text FROM deliveries d UNION ALL SELECT a::text FROM delivery_attempts a"))
+        ).scalars()
+        shown += list(stored)
+    assert URL_SECRET in unquote(httpserver.log[0][0].environ["REQUEST_URI"])  # it was sent, and echoed
+    assert delivery["status"] == "failed" and delivery["response_status"] == 404
+    # What the destination said stays readable; only the secret parts are masked.
+    assert "404 Not Found" in delivery["error"] and "Cannot POST **********" in delivery["error"]
+    assert len(shown) == 7
+    for where in shown:
+        kit.assert_no_secret(where, [url])
+        for token in ("T0SECRET", "B0SECRET", "zzPathCredentialQQ77", "QuerySecret"):
+            assert token not in where
