@@ -2,6 +2,11 @@
 
 The relay is the operator's own (often on localhost), so the private-network guard does not apply to it;
 recipients are the notifier's `addresses`.
+
+The relay accepts or refuses each recipient on its own. When it refuses some, the message has still gone to
+the others: the send fails, naming each refused address and the relay's reason, and is not retried (a retry
+would send it again to those who have it). When it refuses all, the send fails and is retried only if every
+refusal was temporary (4xx).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from adapters.redaction import MIN_PART
 
 MAX_ADDRESSES = 50
 SMTP_TIMEOUT_SECONDS = 20.0
+REASON_LIMIT = 120  # characters of the relay's reply kept per refused address
 
 
 class EmailConfig(AdapterConfig):
@@ -79,8 +85,9 @@ class Email(Adapter[EmailConfig]):
         settings = self.context.settings
         if not settings.smtp_host:
             return DeliveryResult(ok=False, retryable=False, detail="e-mail is not configured: set BEACON_SMTP_HOST")
+        recipients = message.payload["to"]
         try:
-            await aiosmtplib.send(
+            refused, _ = await aiosmtplib.send(
                 self.build(message),
                 hostname=settings.smtp_host,
                 port=settings.smtp_port,
@@ -91,26 +98,38 @@ class Email(Adapter[EmailConfig]):
                 timeout=SMTP_TIMEOUT_SECONDS,
             )
         except aiosmtplib.SMTPRecipientsRefused as exc:
-            codes = [r.code for r in exc.recipients]
-            retryable = bool(codes) and all(400 <= c < 500 for c in codes)
+            replies = {r.recipient: (r.code, r.message) for r in exc.recipients}
+            codes = [code for code, _ in replies.values()]
             return DeliveryResult(
                 ok=False,
-                retryable=retryable,
+                retryable=bool(codes) and all(400 <= c < 500 for c in codes),
                 status=codes[0] if codes else None,
-                detail=f"SMTP: {exc}",
+                detail=f"SMTP: every recipient was refused: {_refusals(replies)}",
             )
         except aiosmtplib.SMTPResponseException as exc:
             # 4xx replies are transient by definition; 5xx are permanent.
             return DeliveryResult(
-                ok=False,
-                retryable=400 <= exc.code < 500,
-                status=exc.code,
-                detail=f"SMTP {exc.code}: {exc.message}",
+                ok=False, retryable=400 <= exc.code < 500, status=exc.code, detail=f"SMTP {exc.code}: {exc.message}"
             )
         except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
             return DeliveryResult(ok=False, retryable=True, detail=f"SMTP network error: {type(exc).__name__}: {exc}")
+        if refused:
+            replies = {address: (reply.code, reply.message) for address, reply in refused.items()}
+            return DeliveryResult(
+                ok=False,
+                retryable=False,
+                status=next(iter(replies.values()))[0],
+                detail=(
+                    f"SMTP: delivered to {len(recipients) - len(replies)} of {len(recipients)} recipients; "
+                    f"refused: {_refusals(replies)}; not retried, so that the others do not get it twice"
+                ),
+            )
         return DeliveryResult(
-            ok=True,
-            status=250,
-            detail=f"accepted by {settings.smtp_host} for {len(message.payload['to'])} recipient(s)",
+            ok=True, status=250, detail=f"accepted by {settings.smtp_host} for {len(recipients)} recipient(s)"
         )
+
+
+def _refusals(replies: dict[str, tuple[int, str]]) -> str:
+    return "; ".join(
+        f"{address} ({code} {' '.join(text.split())[:REASON_LIMIT]})" for address, (code, text) in replies.items()
+    )

@@ -9,6 +9,7 @@ from email import policy
 
 import pytest
 from aiosmtpd.controller import Controller
+from litestar.testing import AsyncTestClient
 
 from adapters import testing as kit
 from adapters.email import Email
@@ -69,6 +70,52 @@ async def test_refused_recipient_is_permanent_and_busy_is_retried(smtp):
     result = await adapter.send(adapter.render(kit.sample_events()["test"]))
     assert not result.ok and result.retryable and result.status == 451
     assert sink.envelopes == []
+
+
+async def test_a_refused_recipient_among_others_is_reported_and_not_retried(smtp):
+    controller, sink = smtp
+    adapter = kit.adapter(Email, {"addresses": ["ops@example.com", "gone@example.com"]}, _ctx(controller))
+    for reply in ("550 5.1.1 no such user", "452 4.2.2 mailbox full"):
+        sink.envelopes.clear()
+        sink.reject = {"gone@example.com": reply}
+        result = await adapter.send(adapter.render(kit.sample_events()["test"]))
+        # The message reached ops@ only: not a success, and a retry would send it to ops@ a second time.
+        assert not result.ok and not result.retryable and result.status == int(reply[:3]), result
+        assert f"delivered to 1 of 2 recipients; refused: gone@example.com ({reply})" in result.detail
+        assert "ops@example.com" not in result.detail
+        assert [e.rcpt_tos for e in sink.envelopes] == [["ops@example.com"]]
+
+
+async def test_every_recipient_refused_names_each_and_retries_only_when_all_are_temporary(smtp):
+    controller, sink = smtp
+    adapter = kit.adapter(Email, {"addresses": ["a@example.com", "b@example.com"]}, _ctx(controller))
+    sink.reject = {"a@example.com": "550 5.1.1 no such user", "b@example.com": "451 4.3.0 try again later"}
+    result = await adapter.send(adapter.render(kit.sample_events()["test"]))
+    assert not result.ok and not result.retryable and result.status == 550
+    assert result.detail == (
+        "SMTP: every recipient was refused: a@example.com (550 5.1.1 no such user); "
+        "b@example.com (451 4.3.0 try again later)"
+    )
+    sink.reject = {"a@example.com": "450 4.2.0 greylisted", "b@example.com": "451 4.3.0 try again later"}
+    result = await adapter.send(adapter.render(kit.sample_events()["test"]))
+    assert not result.ok and result.retryable and result.status == 450
+    assert sink.envelopes == []
+
+
+async def test_a_partial_delivery_is_recorded_as_failed_with_the_refused_address(make_app, auth, smtp):
+    controller, sink = smtp
+    sink.reject = {"gone@example.com": "550 5.1.1 no such user"}
+    settings = dict(smtp_host="127.0.0.1", smtp_port=controller.port, smtp_starttls=False, smtp_from="a@b.example")
+    async with AsyncTestClient(app=make_app(**settings)) as client:
+        body = {"name": "mail", "type": "email", "config": {"addresses": ["ops@example.com", "gone@example.com"]}}
+        notifier = (await client.post("/v1/notifiers", headers=auth, json=body)).json()
+        sent = (await client.post(f"/v1/notifiers/{notifier['id']}/test", headers=auth)).json()
+        stored = (await client.get(f"/v1/deliveries/{sent['id']}", headers=auth)).json()
+    for d in (sent, stored):
+        assert d["status"] == "failed" and d["next_attempt_at"] is None and d["response_status"] == 550, d
+        assert "delivered to 1 of 2 recipients; refused: gone@example.com (550 5.1.1 no such user)" in d["error"]
+        assert [a["retryable"] for a in d["attempt_log"]] == [False]
+    assert [e.rcpt_tos for e in sink.envelopes] == [["ops@example.com"]]
 
 
 class EchoingAuth(Sink):
