@@ -16,6 +16,7 @@ from adapters.incident_b import IncidentB
 from adapters.webhook import Webhook, new_signing_secret
 from app.deliveries.sending import retry_delay
 from app.settings import Settings
+from tests.adapters.test_guard import EMBEDDED_PRIVATE, NUMERIC_LOOPBACK
 from tests.offline_dns import offline_resolve
 
 
@@ -94,7 +95,11 @@ async def test_guard_runs_again_at_send_time():
     )
     try:
         async with kit.LocalServer() as server:
-            for url in (server.base_url + "/x", "http://localhost:9/x", "http://intranet.example/x"):
+            port = server.base_url.rsplit(":", 1)[1]
+            # Each form of a private address too (`0177.0.0.1` never gets here: the config check refuses it).
+            hosts = [f"[{a}]" for a in EMBEDDED_PRIVATE] + [h for h in NUMERIC_LOOPBACK if h != "0177.0.0.1"]
+            urls = [f"http://{host}:{port}/x" for host in hosts]
+            for url in (server.base_url + "/x", "http://localhost:9/x", "http://intranet.example/x", *urls):
                 adapter = ChatA(ChatA.Config(url=url), strict)
                 result = await adapter.send(adapter.render(kit.sample_events()["test"]))
                 assert not result.ok and not result.retryable and "refused" in result.detail, (url, result)
