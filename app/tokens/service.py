@@ -100,8 +100,9 @@ async def create_token(
 
 
 async def _live_issuer(session: AsyncSession, token_id: str) -> Token:
-    """The issuer's row, locked against its revocation until the child is committed: a revocation waits, then
-    ends the child with it (and the authentication checks the whole chain whatever happens meanwhile)."""
+    """The issuer's row, locked (FOR SHARE) until the child is committed, so that a revoked issuer never makes a
+    child. A child committed while its issuer's revocation waits for that lock may keep an empty `revoked_at`:
+    the token check refuses it all the same, by its chain."""
     parent = (await session.execute(select(Token).where(Token.id == token_id).with_for_update(read=True))).scalar()
     now = utcnow()
     if parent is None or parent.revoked_at is not None or (parent.expires_at is not None and parent.expires_at <= now):
