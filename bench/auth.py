@@ -1,6 +1,6 @@
 """Benchmark: the token check every request runs (app/auth.py), with and without the issuer-chain check.
 
-    .venv/bin/python bench/auth.py [--tokens 10000] [--runs 9] [--lookups 2000] [--server-url postgresql://...]
+    .venv/bin/python bench/auth.py [--tokens 10000] [--runs 30] [--lookups 500] [--server-url postgresql://...]
 
 Creates a fresh, migrated database with N root tokens and a chain of issued tokens four deep, then times, side
 by side in each run (interleaved, on the same read pool), the lookup of one token by its hash as it was before
@@ -83,8 +83,8 @@ async def timed(lookups: int, step) -> float:  # type: ignore[no-untyped-def]
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=int, default=10_000)
-    parser.add_argument("--runs", type=int, default=9)
-    parser.add_argument("--lookups", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--lookups", type=int, default=500)
     parser.add_argument("--server-url", default="postgresql://postgres@127.0.0.1:5432")
     args = parser.parse_args()
     url, root, chained, session = await fresh_database(args.server_url, args.tokens)
