@@ -117,7 +117,7 @@ def tokens_group() -> None:
 @tokens_group.command("create")
 @click.option("--name", required=True)
 @click.option("--scope", "scopes", multiple=True, help="Repeat for several; default `*` (all).")
-@click.option("--dataset", "datasets", multiple=True, help="Limit ingest and query to these datasets.")
+@click.option("--dataset", "datasets", multiple=True, help="Limit the token to these datasets (nothing of others).")
 @click.option("--expires-in", "expires_in", default=None, help="e.g. 30d, 12h, 2w")
 def tokens_create(name: str, scopes: tuple[str, ...], datasets: tuple[str, ...], expires_in: str | None) -> None:
     """Create a token; its text is printed alone on the last line."""

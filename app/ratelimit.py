@@ -68,9 +68,12 @@ class RateLimiter:
         }
 
     async def hit(self, token_id: str, group: str) -> Decision:
-        item = self._items[group]
-        allowed = await self._limiter.hit(item, token_id)
-        stats = await self._limiter.get_window_stats(item, token_id)
+        return await self.hit_item(self._items[group], token_id)
+
+    async def hit_item(self, item: RateLimitItem, key: str) -> Decision:
+        """Count one request of `key` against `item` (any limit, in the same storage as the token budgets)."""
+        allowed = await self._limiter.hit(item, key)
+        stats = await self._limiter.get_window_stats(item, key)
         now = time.time()
         reset = max(stats.reset_time, now)
         return Decision(

@@ -39,12 +39,15 @@ def asyncpg_dsn(url: str) -> str:
 
 @dataclass(frozen=True)
 class RateLimits:
-    """Requests per rolling 60-second window, per token and endpoint group."""
+    """Requests per rolling 60-second window, per token and endpoint group; and console sign-in attempts per
+    client address and in total."""
 
     ingest: int = 6000
     query: int = 1000
     read: int = 2000
     other: int = 600
+    sign_in_per_address: int = 10
+    sign_in: int = 100
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,8 @@ class Settings:
                 query=get_int("RATE_LIMIT_QUERY", defaults.query),
                 read=get_int("RATE_LIMIT_READ", defaults.read),
                 other=get_int("RATE_LIMIT_OTHER", defaults.other),
+                sign_in_per_address=get_int("RATE_LIMIT_SIGN_IN_PER_ADDRESS", defaults.sign_in_per_address),
+                sign_in=get_int("RATE_LIMIT_SIGN_IN", defaults.sign_in),
             ),
             allow_private_destinations=get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
             run_scheduler=get_bool("RUN_SCHEDULER", True),

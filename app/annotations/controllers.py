@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import Parameter, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.annotations import service
 from app.annotations.schemas import AnnotationCreate, AnnotationOut, AnnotationUpdate
+from app.auth import principal
 from app.pagination import CursorCodec, Limit, ListEnvelope
 from app.timeparams import parse_time_param
 
@@ -20,12 +21,13 @@ class AnnotationController(Controller):
     tags = ["annotations"]
 
     @post("/", status_code=201, opt=WRITE)
-    async def create(self, data: AnnotationCreate, db: AsyncSession) -> AnnotationOut:
-        return await service.create_annotation(db, data)
+    async def create(self, request: Request[Any, Any, Any], data: AnnotationCreate, db: AsyncSession) -> AnnotationOut:
+        return await service.create_annotation(db, principal(request), data)
 
     @get("/", opt=READ)
     async def list(
         self,
+        request: Request[Any, Any, Any],
         db: AsyncSession,
         codec: CursorCodec,
         datasets: Annotated[
@@ -42,6 +44,7 @@ class AnnotationController(Controller):
         return await service.list_annotations(
             db,
             codec,
+            principal(request),
             datasets=datasets,
             start_time=parse_time_param(start_time, "start_time"),
             end_time=parse_time_param(end_time, "end_time"),
@@ -51,13 +54,15 @@ class AnnotationController(Controller):
         )
 
     @get("/{annotation_id:str}", opt=READ)
-    async def retrieve(self, db: AsyncSession, annotation_id: str) -> AnnotationOut:
-        return service.to_out(await service.get_annotation(db, annotation_id))
+    async def retrieve(self, request: Request[Any, Any, Any], db: AsyncSession, annotation_id: str) -> AnnotationOut:
+        return service.to_out(await service.get_annotation(db, principal(request), annotation_id))
 
     @patch("/{annotation_id:str}", opt=WRITE)
-    async def update(self, db: AsyncSession, annotation_id: str, data: AnnotationUpdate) -> AnnotationOut:
-        return await service.update_annotation(db, annotation_id, data)
+    async def update(
+        self, request: Request[Any, Any, Any], db: AsyncSession, annotation_id: str, data: AnnotationUpdate
+    ) -> AnnotationOut:
+        return await service.update_annotation(db, principal(request), annotation_id, data)
 
     @delete("/{annotation_id:str}", status_code=204, opt=WRITE)
-    async def remove(self, db: AsyncSession, annotation_id: str) -> None:
-        await service.delete_annotation(db, annotation_id)
+    async def remove(self, request: Request[Any, Any, Any], db: AsyncSession, annotation_id: str) -> None:
+        await service.delete_annotation(db, principal(request), annotation_id)

@@ -11,7 +11,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.checks import http_url_problem
+from app.access import annotation_filter, require_datasets
 from app.annotations.schemas import AnnotationCreate, AnnotationOut, AnnotationUpdate
+from app.auth import Principal
 from app.datasets.names import check_dataset_name, is_dataset_name
 from app.db.annotation import Annotation
 from app.errors import BeaconError, not_found
@@ -52,11 +54,12 @@ def _check_span(time: datetime, end_time: datetime | None) -> None:
         raise BeaconError("invalid_field", "`end_time` must not be before `time`.", param="end_time")
 
 
-async def create_annotation(session: AsyncSession, data: AnnotationCreate) -> AnnotationOut:
+async def create_annotation(session: AsyncSession, who: Principal, data: AnnotationCreate) -> AnnotationOut:
     now = utcnow()
     time = to_ms(data.time) if data.time is not None else to_ms(now)
     end_time = to_ms(data.end_time) if data.end_time is not None else None
     datasets = _datasets(data.datasets)
+    require_datasets(who, datasets)
     _check_span(time, end_time)
     _check_url(data.url)
     annotation = Annotation(
@@ -102,15 +105,19 @@ def add_annotation(
     return annotation
 
 
-async def get_annotation(session: AsyncSession, annotation_id: str) -> Annotation:
-    annotation = await session.get(Annotation, annotation_id)
+async def get_annotation(session: AsyncSession, who: Principal, annotation_id: str) -> Annotation:
+    """The annotation, if all its datasets are `who`'s (app/access.py); otherwise a 404, as an unknown id."""
+    stmt = select(Annotation).where(Annotation.id == annotation_id, annotation_filter(who))
+    annotation = (await session.execute(stmt)).scalar()
     if annotation is None:
         raise not_found("annotation", annotation_id)
     return annotation
 
 
-async def update_annotation(session: AsyncSession, annotation_id: str, data: AnnotationUpdate) -> AnnotationOut:
-    annotation = await get_annotation(session, annotation_id)
+async def update_annotation(
+    session: AsyncSession, who: Principal, annotation_id: str, data: AnnotationUpdate
+) -> AnnotationOut:
+    annotation = await get_annotation(session, who, annotation_id)
     changes = {
         name: value
         for name in ("type", "title", "datasets", "time", "end_time", "url", "description")
@@ -118,6 +125,7 @@ async def update_annotation(session: AsyncSession, annotation_id: str, data: Ann
     }
     if "datasets" in changes:
         changes["datasets"] = _datasets(changes["datasets"])
+        require_datasets(who, changes["datasets"])
     for name in ("time", "end_time"):
         if changes.get(name) is not None:
             changes[name] = to_ms(changes[name])
@@ -130,8 +138,8 @@ async def update_annotation(session: AsyncSession, annotation_id: str, data: Ann
     return to_out(annotation)
 
 
-async def delete_annotation(session: AsyncSession, annotation_id: str) -> None:
-    annotation = await get_annotation(session, annotation_id)
+async def delete_annotation(session: AsyncSession, who: Principal, annotation_id: str) -> None:
+    annotation = await get_annotation(session, who, annotation_id)
     await session.delete(annotation)
     await session.commit()
 
@@ -139,6 +147,7 @@ async def delete_annotation(session: AsyncSession, annotation_id: str) -> None:
 async def list_annotations(
     session: AsyncSession,
     codec: CursorCodec,
+    who: Principal,
     *,
     datasets: Sequence[str] | None,
     start_time: datetime | None,
@@ -149,7 +158,7 @@ async def list_annotations(
 ) -> ListEnvelope[AnnotationOut]:
     if start_time is not None and end_time is not None and end_time < start_time:
         raise BeaconError("invalid_parameter", "`end_time` must not be before `start_time`.", param="end_time")
-    stmt = select(Annotation)
+    stmt = select(Annotation).where(annotation_filter(who))
     names = _dataset_filter(datasets)
     if names:
         stmt = stmt.where(Annotation.datasets.overlap(names))

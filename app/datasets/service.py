@@ -6,6 +6,7 @@ import msgspec
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import dataset_filter
 from app.auth import Principal
 from app.datasets.names import check_dataset_name
 from app.datasets.schemas import DatasetDetail, DatasetOut, DatasetPatch, FieldOut
@@ -54,14 +55,12 @@ async def get_dataset(session: AsyncSession, name: str, who: Principal, *, lock:
 async def list_datasets(
     session: AsyncSession, codec: CursorCodec, who: Principal, *, limit: int | None, cursor: str | None
 ) -> ListEnvelope[DatasetOut]:
-    stmt = select(Dataset)
     scope = "datasets"
     if who.datasets is not None:  # a token limited to datasets sees only those
-        stmt = stmt.where(Dataset.name.in_(who.datasets))
         scope += ":" + ",".join(sorted(who.datasets))
     return await paginate(
         session,
-        stmt,
+        select(Dataset).where(dataset_filter(who, Dataset.name)),
         codec=codec,
         scope=scope,
         keys=(Dataset.created_at, Dataset.id),

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, get, post
+from litestar import Controller, Request, get, post
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.params import Parameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.auth import principal
 from app.deliveries import service
 from app.deliveries.schemas import DeliveryOut, PreviewOut, PreviewRequest
 from app.deliveries.sending import DeliveryEnv
@@ -39,9 +40,15 @@ class NotifierDeliveryController(Controller):
 
     @get("/{notifier_id:str}/deliveries", opt=READ)
     async def deliveries(
-        self, db: AsyncSession, codec: CursorCodec, notifier_id: str, limit: Limit = None, cursor: str | None = None
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        codec: CursorCodec,
+        notifier_id: str,
+        limit: Limit = None,
+        cursor: str | None = None,
     ) -> ListEnvelope[DeliveryOut]:
-        return await service.list_for_notifier(db, codec, notifier_id, limit=limit, cursor=cursor)
+        return await service.list_for_notifier(db, codec, principal(request), notifier_id, limit=limit, cursor=cursor)
 
 
 class DeliveryController(Controller):
@@ -52,6 +59,7 @@ class DeliveryController(Controller):
     @get("/", opt=READ)
     async def list(
         self,
+        request: Request[Any, Any, Any],
         db: AsyncSession,
         codec: CursorCodec,
         notifier_id: Annotated[str | None, Parameter(description="Only this notifier's deliveries.")] = None,
@@ -61,13 +69,23 @@ class DeliveryController(Controller):
         cursor: str | None = None,
     ) -> ListEnvelope[DeliveryOut]:
         return await service.list_deliveries(
-            db, codec, notifier_id=notifier_id, monitor_id=monitor_id, status=status, limit=limit, cursor=cursor
+            db,
+            codec,
+            principal(request),
+            notifier_id=notifier_id,
+            monitor_id=monitor_id,
+            status=status,
+            limit=limit,
+            cursor=cursor,
         )
 
     @get("/{delivery_id:str}", opt=READ)
-    async def retrieve(self, db: AsyncSession, delivery_id: str) -> DeliveryOut:
-        return await service.get_delivery(db, delivery_id)
+    async def retrieve(self, request: Request[Any, Any, Any], db: AsyncSession, delivery_id: str) -> DeliveryOut:
+        return await service.get_delivery(db, principal(request), delivery_id)
 
     @post("/{delivery_id:str}/retry", status_code=200, opt=WRITE)
-    async def retry(self, db: AsyncSession, denv: DeliveryEnv, delivery_id: str) -> DeliveryOut:
+    async def retry(
+        self, request: Request[Any, Any, Any], db: AsyncSession, denv: DeliveryEnv, delivery_id: str
+    ) -> DeliveryOut:
+        await service.check_visible(db, principal(request), delivery_id)  # 404 outside the token's datasets
         return await service.retry(db, denv, delivery_id)

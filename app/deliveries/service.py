@@ -10,6 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.base import AdapterContext, Event, TemplateFailure
 from adapters.http import redact_value
+from app.access import delivery_filter
+from app.auth import Principal
 from app.db.delivery import Delivery, DeliveryAttempt
 from app.deliveries.schemas import STATUSES, AttemptOut, DeliveryOut, PreviewOut
 from app.deliveries.sending import DeliveryEnv, attempt
@@ -131,8 +133,17 @@ async def preview(session: AsyncSession, env: DeliveryEnv, notifier_id: str, eve
     )
 
 
-async def get_delivery(session: AsyncSession, delivery_id: str) -> DeliveryOut:
-    delivery = await session.get(Delivery, delivery_id)
+async def check_visible(session: AsyncSession, who: Principal, delivery_id: str) -> None:
+    """404, as for an unknown id, unless `who` may see the delivery's monitor's dataset (app/access.py). Reads
+    no row into the session: the caller may then load it under a lock."""
+    stmt = select(Delivery.id).where(Delivery.id == delivery_id, delivery_filter(who))
+    if (await session.execute(stmt)).scalar() is None:
+        raise not_found("delivery", delivery_id)
+
+
+async def get_delivery(session: AsyncSession, who: Principal, delivery_id: str) -> DeliveryOut:
+    stmt = select(Delivery).where(Delivery.id == delivery_id, delivery_filter(who))
+    delivery = (await session.execute(stmt)).scalar()
     if delivery is None:
         raise not_found("delivery", delivery_id)
     return to_out(delivery, await _attempt_log(session, delivery_id))
@@ -141,6 +152,7 @@ async def get_delivery(session: AsyncSession, delivery_id: str) -> DeliveryOut:
 async def list_deliveries(
     session: AsyncSession,
     codec: CursorCodec,
+    who: Principal,
     *,
     notifier_id: str | None,
     monitor_id: str | None,
@@ -150,7 +162,7 @@ async def list_deliveries(
 ) -> ListEnvelope[DeliveryOut]:
     if status is not None:
         check_choice(status, STATUSES, "status")
-    stmt = select(Delivery)
+    stmt = select(Delivery).where(delivery_filter(who))
     if notifier_id is not None:
         stmt = stmt.where(Delivery.notifier_id == notifier_id)
     if monitor_id is not None:
@@ -170,11 +182,17 @@ async def list_deliveries(
 
 
 async def list_for_notifier(
-    session: AsyncSession, codec: CursorCodec, notifier_id: str, *, limit: int | None, cursor: str | None
+    session: AsyncSession,
+    codec: CursorCodec,
+    who: Principal,
+    notifier_id: str,
+    *,
+    limit: int | None,
+    cursor: str | None,
 ) -> ListEnvelope[DeliveryOut]:
     await notifiers.get_notifier(session, notifier_id)
     return await list_deliveries(
-        session, codec, notifier_id=notifier_id, monitor_id=None, status=None, limit=limit, cursor=cursor
+        session, codec, who, notifier_id=notifier_id, monitor_id=None, status=None, limit=limit, cursor=cursor
     )
 
 

@@ -34,17 +34,18 @@ class MonitorController(Controller):
     @get("/", opt=READ)
     async def list(
         self,
+        request: Request[Any, Any, Any],
         db: AsyncSession,
         codec: CursorCodec,
         state_: Annotated[str | None, QueryParameter(name="state", description="Only monitors in this state.")] = None,
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[MonitorOut]:
-        return await service.list_monitors(db, codec, state=state_, limit=limit, cursor=cursor)
+        return await service.list_monitors(db, codec, principal(request), state=state_, limit=limit, cursor=cursor)
 
     @get("/{monitor_id:str}", opt=READ)
-    async def retrieve(self, db: AsyncSession, monitor_id: str) -> MonitorOut:
-        return await service.render(db, await service.get_monitor(db, monitor_id))
+    async def retrieve(self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str) -> MonitorOut:
+        return await service.render(db, await service.get_monitor(db, principal(request), monitor_id))
 
     @patch("/{monitor_id:str}", opt=WRITE)
     async def update(
@@ -53,8 +54,8 @@ class MonitorController(Controller):
         return await service.update_monitor(db, principal(request), monitor_id, data)
 
     @delete("/{monitor_id:str}", status_code=204, opt=WRITE)
-    async def remove(self, db: AsyncSession, monitor_id: str) -> None:
-        await service.delete_monitor(db, monitor_id)
+    async def remove(self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str) -> None:
+        await service.delete_monitor(db, principal(request), monitor_id)
 
     @post("/{monitor_id:str}/evaluate", status_code=200, opt=READ)
     async def evaluate(
@@ -73,6 +74,12 @@ class MonitorController(Controller):
 
     @get("/{monitor_id:str}/history", opt=READ)
     async def history(
-        self, db: AsyncSession, codec: CursorCodec, monitor_id: str, limit: Limit = None, cursor: str | None = None
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        codec: CursorCodec,
+        monitor_id: str,
+        limit: Limit = None,
+        cursor: str | None = None,
     ) -> ListEnvelope[MonitorEventOut]:
-        return await service.history(db, codec, monitor_id, limit=limit, cursor=cursor)
+        return await service.history(db, codec, principal(request), monitor_id, limit=limit, cursor=cursor)

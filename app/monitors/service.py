@@ -14,6 +14,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import monitor_filter
 from app.auth import Principal
 from app.db.dataset import Dataset
 from app.db.monitor import Monitor
@@ -243,8 +244,9 @@ async def create_monitor(session: AsyncSession, who: Principal, data: MonitorCre
     return to_out(monitor, notifier_ids)
 
 
-async def get_monitor(session: AsyncSession, monitor_id: str, *, for_update: bool = False) -> Monitor:
-    stmt = select(Monitor).where(Monitor.id == monitor_id)
+async def get_monitor(session: AsyncSession, who: Principal, monitor_id: str, *, for_update: bool = False) -> Monitor:
+    """The monitor, if `who` may see it: one over a dataset outside the token's is a 404, as an unknown id."""
+    stmt = select(Monitor).where(Monitor.id == monitor_id, monitor_filter(who))
     if for_update:
         stmt = stmt.with_for_update()
     monitor = (await session.execute(stmt)).scalar_one_or_none()
@@ -254,11 +256,17 @@ async def get_monitor(session: AsyncSession, monitor_id: str, *, for_update: boo
 
 
 async def list_monitors(
-    session: AsyncSession, codec: CursorCodec, *, state: str | None, limit: int | None, cursor: str | None
+    session: AsyncSession,
+    codec: CursorCodec,
+    who: Principal,
+    *,
+    state: str | None,
+    limit: int | None,
+    cursor: str | None,
 ) -> ListEnvelope[MonitorOut]:
     if state is not None:
         check_choice(state, STATES, "state")
-    stmt = select(Monitor)
+    stmt = select(Monitor).where(monitor_filter(who))
     if state is not None:
         stmt = stmt.where(Monitor.state == state)
     page: ListEnvelope[Monitor] = await paginate(
@@ -278,7 +286,7 @@ async def list_monitors(
 
 
 async def update_monitor(session: AsyncSession, who: Principal, monitor_id: str, data: MonitorUpdate) -> MonitorOut:
-    monitor = await get_monitor(session, monitor_id, for_update=True)
+    monitor = await get_monitor(session, who, monitor_id, for_update=True)
     if data.type is not UNSET and data.type != monitor.type:
         raise BeaconError(
             "invalid_field", "A monitor's `type` cannot change; create a new monitor instead.", param="type"
@@ -325,8 +333,8 @@ async def update_monitor(session: AsyncSession, who: Principal, monitor_id: str,
     return await render(session, monitor)
 
 
-async def delete_monitor(session: AsyncSession, monitor_id: str) -> None:
-    monitor = await get_monitor(session, monitor_id, for_update=True)
+async def delete_monitor(session: AsyncSession, who: Principal, monitor_id: str) -> None:
+    monitor = await get_monitor(session, who, monitor_id, for_update=True)
     await session.delete(monitor)
     await session.commit()
 
@@ -351,9 +359,15 @@ def event_out(e: MonitorEvent) -> MonitorEventOut:
 
 
 async def history(
-    session: AsyncSession, codec: CursorCodec, monitor_id: str, *, limit: int | None, cursor: str | None
+    session: AsyncSession,
+    codec: CursorCodec,
+    who: Principal,
+    monitor_id: str,
+    *,
+    limit: int | None,
+    cursor: str | None,
 ) -> ListEnvelope[MonitorEventOut]:
-    await get_monitor(session, monitor_id)
+    await get_monitor(session, who, monitor_id)
     return await paginate(
         session,
         select(MonitorEvent).where(MonitorEvent.monitor_id == monitor_id),
@@ -378,9 +392,7 @@ async def evaluate_now(
     outcome and how many deliveries it queued."""
     if not dry_run:
         who.require_scope("monitors:write")
-    monitor = await get_monitor(session, monitor_id, for_update=True)
-    # The evaluation's matches and values are the dataset's data: a dataset-limited token sees only its own.
-    who.require_dataset(monitor.dataset)
+    monitor = await get_monitor(session, who, monitor_id, for_update=True)
     report = await runner.evaluate(
         session,
         env,

@@ -27,16 +27,22 @@ class TokenController(Controller):
             issuer=principal(request),
         )
 
+    # A token that is not an unrestricted `*` reaches only the tokens it issued and theirs (404 for others).
     @get("/")
     async def list(
-        self, db: AsyncSession, codec: CursorCodec, limit: Limit = None, cursor: str | None = None
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        codec: CursorCodec,
+        limit: Limit = None,
+        cursor: str | None = None,
     ) -> ListEnvelope[TokenOut]:
-        return await service.list_tokens(db, codec, limit=limit, cursor=cursor)
+        return await service.list_tokens(db, codec, principal(request), limit=limit, cursor=cursor)
 
     @get("/{token_id:str}")
-    async def retrieve(self, db: AsyncSession, token_id: str) -> TokenOut:
-        return service.to_out(await service.get_token(db, token_id))
+    async def retrieve(self, request: Request[Any, Any, Any], db: AsyncSession, token_id: str) -> TokenOut:
+        return service.to_out(await service.get_token(db, token_id, principal(request)))
 
     @delete("/{token_id:str}", status_code=204)
-    async def revoke(self, db: AsyncSession, token_id: str) -> None:
-        await service.revoke_token(db, token_id)
+    async def revoke(self, request: Request[Any, Any, Any], db: AsyncSession, token_id: str) -> None:
+        await service.revoke_token(db, token_id, principal(request))

@@ -24,6 +24,7 @@ class TokenOut(msgspec.Struct, kw_only=True):
     created_at: str
     expires_at: str | None
     revoked_at: str | None
+    issuer_id: str | None = None  # the token that made this one; None for the CLI's root tokens
     object: str = "token"
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, or_, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import SCOPES, Principal, generate_token, hash_token
@@ -30,6 +30,7 @@ def _fields(token: Token) -> dict[str, Any]:
         "created_at": iso_ms(token.created_at),
         "expires_at": iso_ms_or_none(token.expires_at),
         "revoked_at": iso_ms_or_none(token.revoked_at),
+        "issuer_id": token.issuer_id,
     }
 
 
@@ -57,12 +58,14 @@ async def create_token(
     expires_at: datetime | None = None,
     issuer: Principal | None = None,
 ) -> TokenCreated:
-    """Create a token; `issuer` (None from the CLI) cannot grant more than it holds."""
+    """Create a token; `issuer` (None from the CLI: a root token) cannot grant more than it holds, nor a longer
+    life: a child expires no later than its issuer, and without `expires_at` when its issuer does."""
     wanted = check_scopes(scopes)
     for name_ in datasets or ():
         check_dataset_name(name_, param="datasets")
     if expires_at is not None and expires_at <= utcnow():
         raise BeaconError("invalid_field", "`expires_at` must be in the future.", param="expires_at")
+    ancestors: list[str] = []
     if issuer is not None:
         beyond = [s for s in wanted if not issuer.has_scope(s)]
         if beyond:
@@ -75,6 +78,9 @@ async def create_token(
                 "insufficient_scope",
                 "A token limited to datasets can only issue tokens limited to those datasets.",
             )
+        parent = await _live_issuer(session, issuer.token_id)
+        expires_at = _child_expiry(expires_at, parent.expires_at)
+        ancestors = [*parent.ancestors, parent.id]
     text = generate_token()
     token = Token(
         id=new_id("tok_"),
@@ -85,27 +91,62 @@ async def create_token(
         created_at=utcnow(),
         expires_at=expires_at,
         revoked_at=None,
+        issuer_id=ancestors[-1] if ancestors else None,
+        ancestors=ancestors,
     )
     session.add(token)
     await session.commit()
     return TokenCreated(**_fields(token), token=text)
 
 
-async def get_token(session: AsyncSession, token_id: str) -> Token:
-    token = await session.get(Token, token_id)
+async def _live_issuer(session: AsyncSession, token_id: str) -> Token:
+    """The issuer's row, locked (FOR SHARE) until the child is committed, so that a revoked issuer never makes a
+    child. A child committed while its issuer's revocation waits for that lock may keep an empty `revoked_at`:
+    the token check refuses it all the same, by its chain."""
+    parent = (await session.execute(select(Token).where(Token.id == token_id).with_for_update(read=True))).scalar()
+    now = utcnow()
+    if parent is None or parent.revoked_at is not None or (parent.expires_at is not None and parent.expires_at <= now):
+        raise BeaconError("invalid_token", "The API token is unknown, revoked or expired.")
+    return parent
+
+
+def _child_expiry(wanted: datetime | None, issuer_expires: datetime | None) -> datetime | None:
+    if issuer_expires is None:
+        return wanted
+    if wanted is None:
+        return issuer_expires
+    if wanted > issuer_expires:
+        raise BeaconError(
+            "invalid_field",
+            f"`expires_at` must not be later than the issuing token's expiry ({iso_ms(issuer_expires)}).",
+            param="expires_at",
+        )
+    return wanted
+
+
+def visible_to(who: Principal | None) -> ColumnElement[bool]:
+    """The tokens `who` may see and revoke: all for an unrestricted `*` token (and the CLI, `None`), otherwise
+    those it issued and theirs."""
+    if who is None or who.unrestricted:
+        return true()
+    return Token.ancestors.contains([who.token_id])
+
+
+async def get_token(session: AsyncSession, token_id: str, who: Principal | None = None) -> Token:
+    token = (await session.execute(select(Token).where(Token.id == token_id, visible_to(who)))).scalar()
     if token is None:
         raise not_found("token", token_id)
     return token
 
 
 async def list_tokens(
-    session: AsyncSession, codec: CursorCodec, *, limit: int | None, cursor: str | None
+    session: AsyncSession, codec: CursorCodec, who: Principal, *, limit: int | None, cursor: str | None
 ) -> ListEnvelope[TokenOut]:
     return await paginate(
         session,
-        select(Token),
+        select(Token).where(visible_to(who)),
         codec=codec,
-        scope="tokens",
+        scope="tokens" if who.unrestricted else f"tokens:{who.token_id}",
         keys=(Token.created_at, Token.id),
         render=to_out,
         limit=limit,
@@ -113,11 +154,19 @@ async def list_tokens(
     )
 
 
-async def revoke_token(session: AsyncSession, token_id: str) -> Token:
-    token = await get_token(session, token_id)
-    if token.revoked_at is None:
-        token.revoked_at = utcnow()
-        await session.commit()
+async def revoke_token(session: AsyncSession, token_id: str, who: Principal | None = None) -> Token:
+    """Revoke a token and every token under it, in one statement (the authentication also refuses a token
+    whose issuer is revoked, so a child committed meanwhile ends too)."""
+    token = await get_token(session, token_id, who)
+    now = utcnow()
+    await session.execute(
+        update(Token)
+        .where(or_(Token.id == token.id, Token.ancestors.contains([token.id])), Token.revoked_at.is_(None))
+        .values(revoked_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    await session.commit()
+    await session.refresh(token)
     return token
 
 

@@ -9,12 +9,14 @@ from litestar import Request, Response, Router, get, post
 from litestar.exceptions import ValidationException
 from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import BeaconError
 from app.settings import Settings
 from app.ui.forms import Form
 from app.ui.render import error_page, page, validation_error_page
-from app.ui.session import SignInRequired, check_csrf, check_same_origin, session_middleware, sign_in
+from app.ui.session import SignInRequired, check_csrf, check_same_origin, session_middleware, sign_in, sign_out
+from app.ui.throttle import SignInThrottle, SignInThrottled
 
 STATIC_DIR = Path(__file__).parent / "static"
 
@@ -25,19 +27,26 @@ async def login_form() -> Response[str]:
 
 
 @post("/login", include_in_schema=False, status_code=303)
-async def login(request: Request[Any, Any, Any], data: Form) -> Response[Any]:
+async def login(request: Request[Any, Any, Any], db: AsyncSession, data: Form) -> Response[Any]:
     check_same_origin(request)
+    state = request.app.state
     try:
-        await sign_in(request, data.get("token", ""))
+        await SignInThrottle(state.rate_limiter, state.settings.rate_limits).attempt(
+            request.client.host if request.client else "unknown"
+        )
+    except SignInThrottled as exc:
+        return page("login.html", status_code=429, headers={"Retry-After": str(exc.retry_after)}, error=exc.message)
+    try:
+        await sign_in(request, db, data.get("token", ""))
     except BeaconError as exc:
         return page("login.html", status_code=401, error=exc.message)
     return Redirect("/ui/datasets", status_code=303)
 
 
 @post("/logout", include_in_schema=False, status_code=303)
-async def logout(request: Request[Any, Any, Any], data: Form) -> Redirect:
+async def logout(request: Request[Any, Any, Any], db: AsyncSession, data: Form) -> Redirect:
     check_csrf(request, data.get("csrf"))
-    request.clear_session()
+    await sign_out(request, db)
     return Redirect("/ui/login", status_code=303)
 
 

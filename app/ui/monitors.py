@@ -27,7 +27,7 @@ async def monitor_list(
     who = await signed_in(request)
     who.require_scope("monitors:read")
     rng = resolve_range(range_, None, None, utcnow())
-    views, next_cursor = await service.monitor_views(db, codec, rng, cursor=cursor)
+    views, next_cursor = await service.monitor_views(db, codec, who, rng, cursor=cursor)
     return signed_page(
         request,
         "monitors.html",

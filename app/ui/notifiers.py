@@ -32,12 +32,12 @@ async def notifier_list(
     recent = {
         n.id: (
             await deliveries.list_deliveries(
-                db, codec, notifier_id=n.id, monitor_id=None, status=None, limit=RECENT, cursor=None
+                db, codec, who, notifier_id=n.id, monitor_id=None, status=None, limit=RECENT, cursor=None
             )
         ).data
         for n in found.data
     }
-    test_result = await deliveries.get_delivery(db, tested) if tested else None
+    test_result = await deliveries.get_delivery(db, who, tested) if tested else None
     return signed_page(
         request,
         "notifiers.html",

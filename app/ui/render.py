@@ -10,7 +10,19 @@ from litestar.exceptions import ValidationException
 
 from app.errors import BeaconError, from_validation
 from app.templating import render_template
-from app.ui.session import csrf_token
+from app.ui.session import csrf_token, has_session
+
+# Scripts and styles only from the console's own files (app/ui/static/), nothing inline, no framing by any
+# site (clickjacking), forms posted only to the console itself.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
 
 
 def page(name: str, status_code: int = 200, headers: dict[str, str] | None = None, **context: Any) -> Response[str]:
@@ -19,7 +31,7 @@ def page(name: str, status_code: int = 200, headers: dict[str, str] | None = Non
         media_type=MediaType.HTML,
         status_code=status_code,
         # Pages show what a token may read: never kept by shared caches or the back-forward cache of another user.
-        headers={"Cache-Control": "no-store", **(headers or {})},
+        headers={"Cache-Control": "no-store", **SECURITY_HEADERS, **(headers or {})},
     )
 
 
@@ -43,8 +55,7 @@ def error_page(request: Request[Any, Any, Any], exc: BeaconError) -> Response[st
     """A BeaconError on a page: its message in the layout, with the error's status (never a stack trace)."""
     title = _TITLES.get(exc.status, "Something went wrong" if exc.status >= 500 else "Cannot show this page")
     context: dict[str, Any] = {"title": title, "message": exc.message, "code": exc.code}
-    session = request.scope.get("session")
-    if isinstance(session, dict) and session.get("token"):
+    if has_session(request):
         return signed_page(request, "error.html", nav="", status_code=exc.status, **context)
     return page("error.html", status_code=exc.status, **context)
 

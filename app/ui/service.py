@@ -106,15 +106,17 @@ def _number(value: Any) -> float | None:
 
 
 async def dataset_annotations(
-    session: AsyncSession, codec: CursorCodec, dataset: str, start: datetime, end: datetime
+    session: AsyncSession, codec: CursorCodec, who: Principal, dataset: str, start: datetime, end: datetime
 ) -> tuple[list[Annotation], bool]:
-    """Every annotation of `dataset` overlapping [start, end), and whether there were more than we show."""
+    """Every annotation of `dataset` that `who` may see overlapping [start, end), and whether there were more
+    than we show."""
     found: list[Annotation] = []
     cursor: str | None = None
     for _ in range(MAX_ANNOTATION_PAGES):
         page = await list_annotations(
             session,
             codec,
+            who,
             datasets=[dataset],
             start_time=start,
             end_time=end,
@@ -249,7 +251,7 @@ async def dataset_view(
         fields = await numeric_fields(session, codec, ds) if who.has_scope("datasets:read") else None
         if not who.has_scope("annotations:read"):
             return fields, None, False
-        found, more = await dataset_annotations(session, codec, ds.name, rng.start, rng.end)
+        found, more = await dataset_annotations(session, codec, who, ds.name, rng.start, rng.end)
         return fields, found, more
 
     async def query_box() -> tuple[QueryResult | None, str | None]:
@@ -317,13 +319,13 @@ def _event_label(e: MonitorEventOut) -> str:
 
 
 async def monitor_views(
-    session: AsyncSession, codec: CursorCodec, rng: TimeRange, *, cursor: str | None
+    session: AsyncSession, codec: CursorCodec, who: Principal, rng: TimeRange, *, cursor: str | None
 ) -> tuple[list[MonitorView], str | None]:
-    """A page of monitors, each with its history over the range drawn as a timeline."""
-    found = await monitors.list_monitors(session, codec, state=None, limit=MAX_LIMIT, cursor=cursor)
+    """A page of the monitors `who` may see, each with its history over the range drawn as a timeline."""
+    found = await monitors.list_monitors(session, codec, who, state=None, limit=MAX_LIMIT, cursor=cursor)
     views = []
     for m in found.data:
-        history = await monitors.history(session, codec, m.id, limit=MAX_LIMIT, cursor=None)
+        history = await monitors.history(session, codec, who, m.id, limit=MAX_LIMIT, cursor=None)
         events = [
             HistoryEvent(parse_time(e.time), e.kind, e.state, bool(e.group), _event_label(e)) for e in history.data
         ]

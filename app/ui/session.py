@@ -1,7 +1,10 @@
-"""Signing in to the console: the API token kept in an encrypted, signed, HttpOnly session cookie.
+"""Signing in to the console: a server-side session named by a random id in an encrypted, signed, HttpOnly
+cookie.
 
-The token never appears in a URL. Every page re-checks it (a revoked token signs the browser out), and every
-form that changes something carries a per-session CSRF token.
+The token is never in the cookie nor in a URL: the session's row (console_sessions) references it. Every page
+checks the session and its token again (a revoked token, or a signed-out session, signs the browser out), and
+every form that changes something carries a per-session CSRF token. Signing out deletes the row, so a copy of
+the cookie taken before is dead from then on.
 """
 
 from __future__ import annotations
@@ -10,18 +13,24 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 from litestar import Request
 from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.types import ASGIApp
+from sqlalchemy import delete
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.auth import Principal, principal_for_token
+from app.auth import Principal, hash_token, principal_for_session, principal_for_token
+from app.db.console_session import ConsoleSession
 from app.errors import BeaconError
 from app.settings import Settings
+from app.timefmt import utcnow
 
 COOKIE = "beacon_session"
+SESSION_SECONDS = 12 * 3600
 
 
 class SignInRequired(Exception):
@@ -37,7 +46,7 @@ def session_config(settings: Settings) -> CookieBackendConfig:
         httponly=True,
         samesite="strict",
         secure=settings.base_url.startswith("https://"),
-        max_age=12 * 3600,
+        max_age=SESSION_SECONDS,
         path="/ui",
     )
 
@@ -52,19 +61,46 @@ def session_middleware(settings: Settings) -> Callable[[ASGIApp], ASGIApp]:
     return build
 
 
-async def sign_in(request: Request[Any, Any, Any], token: str) -> Principal:
+async def sign_in(request: Request[Any, Any, Any], db: AsyncSession, token: str) -> Principal:
+    """Check the token, open a session for it (sweeping expired ones) and set the cookie."""
     who = await principal_for_token(request.app.state.read_pool, token.strip())
-    request.set_session({"token": token.strip(), "csrf": secrets.token_urlsafe(24)})
+    session_id = secrets.token_urlsafe(32)
+    now = utcnow()
+    await db.execute(delete(ConsoleSession).where(ConsoleSession.expires_at <= now))
+    db.add(
+        ConsoleSession(
+            id_hash=hash_token(session_id),
+            token_id=who.token_id,
+            created_at=now,
+            expires_at=now + timedelta(seconds=SESSION_SECONDS),
+        )
+    )
+    await db.commit()
+    request.set_session({"sid": session_id, "csrf": secrets.token_urlsafe(24)})
     return who
 
 
+async def sign_out(request: Request[Any, Any, Any], db: AsyncSession) -> None:
+    session_id = (request.session or {}).get("sid")
+    if session_id:
+        await db.execute(delete(ConsoleSession).where(ConsoleSession.id_hash == hash_token(str(session_id))))
+        await db.commit()
+    request.clear_session()
+
+
+def has_session(request: Request[Any, Any, Any]) -> bool:
+    session = request.scope.get("session")
+    return isinstance(session, dict) and bool(session.get("sid"))
+
+
 async def signed_in(request: Request[Any, Any, Any]) -> Principal:
-    """The principal of the session's token, or SignInRequired."""
-    token = (request.session or {}).get("token")
-    if not token:
+    """The principal of the session's token, or SignInRequired (no session, signed out, expired, or its token
+    revoked or expired)."""
+    session_id = (request.session or {}).get("sid")
+    if not session_id:
         raise SignInRequired
     try:
-        return await principal_for_token(request.app.state.read_pool, token)
+        return await principal_for_session(request.app.state.read_pool, hash_token(str(session_id)))
     except BeaconError:
         request.clear_session()
         raise SignInRequired from None

@@ -81,8 +81,13 @@ def browser(template_database: str) -> Iterator[Any]:
 def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     pg = context.new_page()
+    # The pages' Content-Security-Policy must block nothing the console itself uses (Chromium reports each
+    # thing it blocks on the console).
+    blocked: list[str] = []
+    pg.on("console", lambda m: blocked.append(m.text) if "Content Security Policy" in m.text else None)
     yield pg
     context.close()
+    assert not blocked, blocked
 
 
 def screenshot(page: Any, name: str) -> Path:

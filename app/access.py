@@ -1,0 +1,59 @@
+"""Which datasets a request may touch: decided here, once, for every area.
+
+A token may be limited to a list of datasets (`Principal.datasets`; None: every dataset). A limited token then
+sees and touches nothing of any other dataset, whatever its scopes: events, queries and exports, dataset
+metadata, annotations, monitors with their values, history and deliveries, and the console's pages.
+
+- By name (ingest, query, export, `/v1/datasets/{name}`, a monitor's query, an annotation's `datasets`): a
+  dataset outside the list is a 403 whether it exists or not (`require_datasets`).
+- By id: a resource of another dataset is a 404, the answer for an unknown id, and lists leave it out: both
+  look it up through the same SQL predicate (`*_filter`). Either way nothing is learnt of what exists elsewhere.
+
+What belongs to a dataset:
+- a monitor: the dataset its query reads;
+- an annotation: every dataset it names. A limited token sees one only when it may use all of them (its
+  `datasets` would otherwise name the others), and writes only annotations wholly on its own datasets;
+- a delivery: its monitor's dataset. A delivery of no monitor (a notifier's test message) belongs to no dataset:
+  any token that may read notifiers sees it. A delivery whose monitor was deleted can no longer be placed in a
+  dataset (its message holds that dataset's data), so only an unlimited token sees it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import ColumnElement, exists, or_, select, true
+from sqlalchemy.orm import InstrumentedAttribute
+
+from app.auth import Principal
+from app.db.annotation import Annotation
+from app.db.delivery import Delivery
+from app.db.monitor import Monitor
+
+
+def require_datasets(who: Principal, names: Iterable[str]) -> None:
+    """403 for the first dataset, named in the request, that the token may not use."""
+    for name in names:
+        who.require_dataset(name)
+
+
+def dataset_filter(who: Principal, column: InstrumentedAttribute[str]) -> ColumnElement[bool]:
+    """Rows of a resource that belongs to one dataset (named in `column`) that the token may use."""
+    return true() if who.datasets is None else column.in_(who.datasets)
+
+
+def monitor_filter(who: Principal) -> ColumnElement[bool]:
+    return dataset_filter(who, Monitor.dataset)
+
+
+def annotation_filter(who: Principal) -> ColumnElement[bool]:
+    """Annotations whose datasets are all the token's."""
+    return true() if who.datasets is None else Annotation.datasets.contained_by(list(who.datasets))
+
+
+def delivery_filter(who: Principal) -> ColumnElement[bool]:
+    """Deliveries of no monitor (test messages), and of the monitors the token may see."""
+    if who.datasets is None:
+        return true()
+    own_monitor = exists(select(Monitor.id).where(Monitor.id == Delivery.monitor_id, Monitor.dataset.in_(who.datasets)))
+    return or_(Delivery.monitor_id.is_(None), own_monitor)
