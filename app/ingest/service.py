@@ -22,6 +22,7 @@ from app.errors import BeaconError
 from app.ingest import copyfmt
 from app.ingest.arrays import ArraySplitter, BadArray, ElementTooLarge
 from app.ingest.bodies import BodyReader, Format
+from app.ingest.daybounds import DayBounds
 from app.ingest.fields import FieldCache, record_fields
 from app.ingest.limits import IngestLimits, size_text
 from app.ingest.lines import LineSplitter
@@ -37,6 +38,7 @@ class IngestCaches:
 
     partitions: PartitionCache = field(default_factory=PartitionCache)
     fields: FieldCache = field(default_factory=FieldCache)
+    days: DayBounds = field(default_factory=DayBounds)
 
 
 @dataclass(frozen=True)
@@ -194,8 +196,10 @@ async def ingest(
     new_fields = caches.fields.unknown_fields(dataset_id, new_shapes) if new_shapes else {}
     if writer.rows:
         await record_fields(conn, dataset_id, new_fields)
+        bounds = await caches.days.widen(conn, dataset_id, builder.days)
         await session.commit()
         caches.fields.remember(dataset_id, new_shapes, new_fields)
+        caches.days.remember(dataset_id, bounds)
     else:
         await session.rollback()  # nothing to store: a request of only failed events creates no dataset
     return IngestResult(
