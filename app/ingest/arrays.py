@@ -63,6 +63,8 @@ class ArraySplitter:
         if self._pos:
             del self._buf[: self._pos]  # cheap: a bytearray drops its head without moving the rest
             self._pos = 0
+        if not self._buf and self._state != OBJECT:
+            chunk = _lstrip(chunk)  # padding between elements is dropped as it comes, in one C pass
         self._buf += chunk
         return self._drain(final=False)
 
@@ -195,6 +197,16 @@ class ArraySplitter:
         if found:
             self._pos, self._state = self._pos + at, ELEMENT
         return found
+
+
+def _lstrip(chunk: bytes) -> bytes:
+    """`chunk` without its leading JSON whitespace. bytes.lstrip() is several times faster with no argument,
+    but it also strips \\v and \\f, which JSON does not allow: a chunk with those is left to the parser."""
+    rest = chunk.lstrip()
+    cut = len(chunk) - len(rest)
+    if cut and (chunk.find(b"\v", 0, cut) >= 0 or chunk.find(b"\f", 0, cut) >= 0):
+        return chunk
+    return rest
 
 
 def _end(data: bytes, start: int, stop: int) -> int:

@@ -1,9 +1,9 @@
-"""Decoded events -> binary COPY rows: the per-event hot loop of ingestion.
+"""Events as raw JSON (NDJSON lines, JSON-array elements) -> binary COPY rows: the hot loop of ingestion.
 
-For each event: check it is an object within the size bound, take out its timestamp, flatten it (skipped
+For each event: decode it, check it is an object within the size bound, take out its timestamp, flatten it (skipped
 when nothing in it is an object), note its shape (field names and value types) for field discovery, encode
-the rest as JSON, and append one binary COPY row. NDJSON lines that repeat the shape of an earlier line take
-the shortcut in plans.py, which gives the same rows. Rows collect into chunks that the service writes with one
+the rest as JSON, and append one binary COPY row. Events that repeat the shape of an earlier one take the
+shortcut in plans.py, which gives the same rows. Rows collect into chunks that the service writes with one
 `COPY` each, so the memory held is one chunk's bytes, never the whole request's Python objects.
 """
 
@@ -79,7 +79,7 @@ class RowBuilder:
         self._buf = bytearray(copyfmt.HEADER)  # binary COPY data of the current chunk
         self._decode = msgspec.json.Decoder().decode
         self._nested = False  # seen an event with a nested object in this request
-        self._plan: ShapePlan | None = None  # see plans.py; NDJSON lines only
+        self._plan: ShapePlan | None = None  # see plans.py
         self._plans_left = PLANS_PER_REQUEST if shape_plans else 0
         self._misses = 0  # lines in a row that did not fit the plan, across calls
         self.planned = 0  # events read through a shape plan

@@ -112,12 +112,13 @@ async def _read_ndjson(
     body: AsyncIterator[bytes], builder: RowBuilder, writer: _ChunkWriter, limits: IngestLimits
 ) -> None:
     splitter = LineSplitter(builder.max_event_bytes)
+    too_many = f"An NDJSON body may hold at most {limits.max_ndjson_lines:,} lines (blank lines count)"
     seen = 0  # lines, blank ones included: the bound on a request's work is checked before the work
     async for chunk in body:
         lines, oversized, nul = splitter.feed_checked(chunk)
         seen += len(lines) + oversized
         if seen > limits.max_ndjson_lines:
-            raise _too_many(f"An NDJSON body may hold at most {limits.max_ndjson_lines:,} lines (blank lines count)")
+            raise _too_many(too_many)
         await _add(builder, writer, lines, limits, may_hold_nul=nul)
         # Let the event loop run between decompressed chunks even when the next one is already buffered: other
         # requests' COPY data waits in their transports until it does, and PostgreSQL idles meanwhile
@@ -127,7 +128,7 @@ async def _read_ndjson(
             builder.fail_next(f"event is larger than the {size_text(builder.max_event_bytes)} limit")
     last = splitter.finish()
     if seen + len(last) > limits.max_ndjson_lines:
-        raise _too_many(f"An NDJSON body may hold at most {limits.max_ndjson_lines:,} lines (blank lines count)")
+        raise _too_many(too_many)
     await _add(builder, writer, last, limits)
 
 

@@ -149,3 +149,11 @@ def test_msgspec_reports_where_a_value_ends() -> None:
     # Elements that are not objects, and `},{` inside strings, take that way: the result is the same.
     body = msgspec.json.encode([1, "x", [2], {"s": "},{"}, None] * 50)
     assert split(body, list(range(0, len(body), 97))) == [1, "x", [2], {"s": "},{"}, None] * 50
+
+
+def test_only_json_whitespace_is_skipped() -> None:
+    for pad in (b"\v", b"\f", b"\x00"):
+        with pytest.raises(BadArray):
+            split(b"[" + pad + b'{"a": 1}]', [1])
+        with pytest.raises(BadArray):
+            split(b'[{"a": 1}, ' + pad + b'{"a": 1}]', [10])
