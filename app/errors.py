@@ -51,7 +51,7 @@ ERRORS: dict[str, ErrorKind] = {
     "too_many_events": ErrorKind(
         400,
         "invalid_request_error",
-        "A JSON-array ingest body holds more than 10,000 events; nothing was stored.",
+        "An ingest body holds more than 10,000 events (JSON array) or 100,000 lines (NDJSON); nothing was stored.",
     ),
     "invalid_body": ErrorKind(
         400,
@@ -79,7 +79,9 @@ ERRORS: dict[str, ErrorKind] = {
     "method_not_allowed": ErrorKind(405, "invalid_request_error", "The route exists but not for this method."),
     "conflict": ErrorKind(409, "invalid_request_error", "The request conflicts with the resource's current state."),
     "payload_too_large": ErrorKind(
-        413, "invalid_request_error", "The body is over 10 MB as sent, or over the decompressed size cap."
+        413,
+        "invalid_request_error",
+        "The body is over 10 MB as sent, or over the decompressed size cap (or a JSON-array element runs past 10 MB).",
     ),
     "unsupported_media_type": ErrorKind(
         415, "invalid_request_error", "The Content-Type or Content-Encoding is not accepted."

@@ -40,8 +40,9 @@ class IngestOperation(Operation):
     def __post_init__(self) -> None:
         self.request_body = RequestBody(
             required=True,
-            description="Events: a JSON array of objects, or NDJSON (one object per line); optionally gzip "
-            "(`Content-Encoding: gzip`). At most 10 MB as sent, 100 MB decompressed, 1 MB per event.",
+            description="Events: a JSON array of objects (at most 10,000), or NDJSON (one object per line, at "
+            "most 100,000 lines); optionally gzip (`Content-Encoding: gzip`). At most 10 MB as sent, 100 MB "
+            "decompressed, 1 MB per event, events of at most 100 different days (UTC).",
             content={
                 "application/json": OpenAPIMediaType(
                     schema=Schema(type=OpenAPIType.ARRAY, items=Schema(type=OpenAPIType.OBJECT), max_items=10_000)

@@ -17,5 +17,15 @@ class IngestLimits:
     max_decompressed_bytes: int = 100 * MB
     max_event_bytes: int = 1 * MB
     max_array_events: int = 10_000
-    # Rows per COPY statement: enough to amortise a round trip, small enough that NDJSON memory stays flat.
+    # NDJSON lines per request, blank ones included: what bounds a request's work when a small gzip body
+    # inflates to millions of tiny lines (10 MB of plain NDJSON holds about 100,000 events of 100 bytes).
+    max_ndjson_lines: int = 100_000
+    # Bytes of one JSON-array element held while it is read: an element over `max_event_bytes` fails alone,
+    # one still unfinished past this refuses the request (the array is parsed as it streams in).
+    max_array_element_bytes: int = 10 * MB
+    # Different UTC days (each a partition of `events`) one request may write to.
+    max_days: int = 100
+    # Rows per COPY statement: enough to amortise a round trip, small enough that NDJSON memory stays flat;
+    # a chunk of large events is written once it holds this many bytes.
     chunk_rows: int = 5_000
+    chunk_bytes: int = 4 * MB

@@ -24,6 +24,10 @@ def day_date(day: int) -> date:
     return _EPOCH_DATE + timedelta(days=day)
 
 
+def day_number(d: date) -> int:
+    return (d - _EPOCH_DATE).days
+
+
 def partition_name(day: int) -> str:
     return f"{PARTITION_PREFIX}{day_date(day):%Y%m%d}"
 
@@ -36,7 +40,7 @@ def partition_day(name: str) -> int | None:
         parsed = datetime.strptime(name[len(PARTITION_PREFIX) :], "%Y%m%d").date()
     except ValueError:
         return None
-    return (parsed - _EPOCH_DATE).days
+    return day_number(parsed)
 
 
 def _bound(day: int) -> str:

@@ -1,9 +1,9 @@
-"""Decoded events -> binary COPY rows: the per-event hot loop of ingestion.
+"""Events as raw JSON (NDJSON lines, JSON-array elements) -> binary COPY rows: the hot loop of ingestion.
 
-For each event: check it is an object within the size bound, take out its timestamp, flatten it (skipped
+For each event: decode it, check it is an object within the size bound, take out its timestamp, flatten it (skipped
 when nothing in it is an object), note its shape (field names and value types) for field discovery, encode
-the rest as JSON, and append one binary COPY row. NDJSON lines that repeat the shape of an earlier line take
-the shortcut in plans.py, which gives the same rows. Rows collect into chunks that the service writes with one
+the rest as JSON, and append one binary COPY row. Events that repeat the shape of an earlier one take the
+shortcut in plans.py, which gives the same rows. Rows collect into chunks that the service writes with one
 `COPY` each, so the memory held is one chunk's bytes, never the whole request's Python objects.
 """
 
@@ -17,30 +17,33 @@ import msgspec
 from app.ingest import copyfmt
 from app.ingest.flatten import JSON_TYPES, TooDeep, flatten, has_nul
 from app.ingest.limits import size_text
+from app.ingest.partitions import day_date
 from app.ingest.plans import ShapePlan, plan_for
 from app.ingest.timestamps import DAY_US, BadTimestamp, TimeReader
 
 MAX_FAILURES_SHOWN = 10
+# Each new day is a new partition of `events` (tens of ms to create, and a table every query over that day
+# plans): what one request may touch is bounded, and the events of further days fail alone.
+_TOO_MANY_DAYS = "a request may hold events of at most {:,} different days (UTC); send it in another request"
 # A shape plan is dropped after this many lines in a row that do not fit it, and the next line's shape
 # learned, at most this many times per request (a stream of ever-new shapes then just takes the general path).
 PLAN_MISSES = 4
 PLANS_PER_REQUEST = 8
 _MISSING: Any = object()
+# What decoding one event's JSON may raise: msgspec's own errors, UnicodeDecodeError for bytes that are not
+# UTF-8 (in a key or a string; msgspec raises it as it is, not as a DecodeError), RecursionError for nesting.
+DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 Shape = tuple[tuple[str, ...], tuple[type, ...]]
 
 
-class _Element:
-    """Stand-in type for the elements of a JSON array, so that the decoder hands each one to a hook."""
+class InvalidEvent(Exception):
+    """An event of a JSON array that is not valid JSON (`strict`): the whole body is refused."""
 
-
-_ELEMENT = _Element()
-
-
-class TooManyEvents(Exception):  # not a ValueError: msgspec would turn that into a validation error
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"more than {limit} events")
-        self.limit = limit
+    def __init__(self, index: int, reason: str) -> None:
+        super().__init__(f"event {index}: {reason}")
+        self.index = index
+        self.reason = reason
 
 
 class Failure(msgspec.Struct):
@@ -57,7 +60,7 @@ class RowBuilder:
         timestamp_field: str,
         read_time: TimeReader,
         max_event_bytes: int,
-        max_array_events: int = 10_000,
+        max_days: int = 100,
         shape_plans: bool = True,
     ) -> None:
         self.dataset_id = dataset_id
@@ -65,20 +68,18 @@ class RowBuilder:
         self.timestamp_field = timestamp_field
         self.read_time = read_time
         self.max_event_bytes = max_event_bytes
-        self.max_array_events = max_array_events
+        self.max_days = max_days
         self.index = 0  # index of the next event in the request (blank NDJSON lines do not count)
         self.failed = 0
         self.failures: list[Failure] = []
         self.shapes: set[Shape] = set()
         self.rows = 0  # rows in the current chunk
         self.chunk_bytes = 0
-        self.chunk_days: set[int] = set()
+        self.days: set[int] = set()  # the UTC days (since 1970) of the request's rows so far
         self._buf = bytearray(copyfmt.HEADER)  # binary COPY data of the current chunk
         self._decode = msgspec.json.Decoder().decode
-        # For `add`: False once the caller has checked that the whole body holds no `\\u0000` escape.
-        self.body_may_hold_nul = True
         self._nested = False  # seen an event with a nested object in this request
-        self._plan: ShapePlan | None = None  # see plans.py; NDJSON lines only
+        self._plan: ShapePlan | None = None  # see plans.py
         self._plans_left = PLANS_PER_REQUEST if shape_plans else 0
         self._misses = 0  # lines in a row that did not fit the plan, across calls
         self.planned = 0  # events read through a shape plan
@@ -97,47 +98,16 @@ class RowBuilder:
 
     # --- input -------------------------------------------------------------------------------------------
 
-    def add_lines(self, lines: Iterable[bytes], *, may_hold_nul: bool = True) -> None:
-        """NDJSON lines (without their newline); blank lines are skipped and not counted.
+    def add_lines(self, lines: Iterable[Any], *, may_hold_nul: bool = True, strict: bool = False) -> None:
+        """NDJSON lines (without their newline) or the elements of a JSON array, as raw JSON (bytes-like).
 
-        `may_hold_nul=False` says the bytes these lines came from hold no `\\u0000` escape, which spares a
-        per-event check (the caller scans a whole chunk at once, far cheaper than event by event).
+        Blank lines are skipped and not counted. `may_hold_nul=False` says the bytes these lines came from hold
+        no `\\u0000` escape, which spares a per-event check (the caller scans a whole chunk at once, far
+        cheaper than event by event). `strict`: an item that is not valid JSON raises InvalidEvent instead of
+        failing alone (a JSON array that does not parse is refused whole).
         """
-        self._add_all(lines, True, may_hold_nul)
-
-    def array_decoder(self) -> msgspec.json.Decoder[Any]:
-        """A decoder for a JSON-array body that hands each element to `add` as soon as it is decoded.
-
-        So an array is never held as a list of events, and decoding stops at element 10,001 (TooManyEvents)
-        instead of building millions of objects first.
-        """
-        limit = self.max_array_events
-
-        def hook(kind: type, value: Any) -> _Element:
-            if self.index >= limit:
-                raise TooManyEvents(limit)
-            self.add(value)
-            return _ELEMENT
-
-        return msgspec.json.Decoder(list[_Element], dec_hook=hook)
-
-    def object_decoder(self) -> msgspec.json.Decoder[Any]:
-        """A decoder for a body that is one JSON object: that one event."""
-
-        def hook(kind: type, value: Any) -> _Element:
-            self.add(value)
-            return _ELEMENT
-
-        return msgspec.json.Decoder(_Element, dec_hook=hook)
-
-    def add(self, event: Any) -> None:
-        """One decoded event (from the JSON-array decoder's hook)."""
-        self._add_all((event,), False, self.body_may_hold_nul)
-
-    def _add_all(self, items: Iterable[Any], raw: bool, may_hold_nul: bool) -> None:
         # The hot loop: everything it touches per event is a local, and each step is one C call where it can
-        # be (decode, flatten's dict building aside, encode, pack). Items are JSON lines when `raw`, else
-        # decoded events.
+        # be (decode, flatten's dict building aside, encode, pack).
         limit = self.max_event_bytes
         field = self.timestamp_field
         read_time = self.read_time
@@ -146,7 +116,9 @@ class RowBuilder:
         encode = _encode
         fail = self.fail
         add_shape = self.shapes.add
-        add_day = self.chunk_days.add
+        days = self.days
+        add_day = days.add
+        max_days = self.max_days
         buf = self._buf
         pack = copyfmt.ROW_PACK
         dataset_id = self.dataset_id
@@ -163,47 +135,48 @@ class RowBuilder:
         misses = self._misses
         planned = 0
         try:
-            for item in items:
+            for item in lines:
+                if not item:
+                    continue  # a blank line: skipped for the cost of this test
                 out: Any = None  # what to encode: the flattened event
-                if raw:
-                    if len(item) > limit:
-                        fail(index, f"event is larger than the {size_text(limit)} limit")
+                if len(item) > limit:
+                    fail(index, f"event is larger than the {size_text(limit)} limit")
+                    index += 1
+                    continue
+                if plan is not None:
+                    try:
+                        obj = plan.decode(item)
+                    except DECODE_ERRORS:
+                        obj = None  # another shape, or not JSON: the general path tells which
+                    if obj is None:
+                        misses += 1
+                        if misses >= PLAN_MISSES:
+                            plan = None  # the stream has moved on: learn its next shape
+                    else:
+                        misses = 0
+                        planned += 1
+                        this = index
                         index += 1
-                        continue
-                    if plan is not None:
-                        try:
-                            obj = plan.decode(item)
-                        except (msgspec.DecodeError, RecursionError):
-                            obj = None  # another shape, or not JSON: the general path tells which
-                        if obj is None:
-                            misses += 1
-                            if misses >= PLAN_MISSES:
-                                plan = None  # the stream has moved on: learn its next shape
-                        else:
-                            misses = 0
-                            planned += 1
-                            this = index
+                        raw_time = plan.time(obj) if plan.time is not None else _MISSING
+                        values = plan.values(obj)
+                        out = plan.flat(*values)
+                        keys = plan.keys
+                        types = plan.types
+                        probe: Any = values  # where a U+0000 would be
+                if out is None:
+                    try:
+                        event = decode(item)
+                    except DECODE_ERRORS as exc:
+                        if strict:
+                            raise InvalidEvent(index, _reason(exc)) from None
+                        if item.strip():
+                            fail(index, f"line is not valid JSON: {_reason(exc)}")
                             index += 1
-                            raw_time = plan.time(obj) if plan.time is not None else _MISSING
-                            values = plan.values(obj)
-                            out = plan.flat(*values)
-                            keys = plan.keys
-                            types = plan.types
-                            probe: Any = values  # where a U+0000 would be
-                    if out is None:
-                        try:
-                            event = decode(item)
-                        except (msgspec.DecodeError, RecursionError) as exc:
-                            if item.strip():
-                                fail(index, f"line is not valid JSON: {_reason(exc)}")
-                                index += 1
-                            continue
-                        if plan is None and plans_left and type(event) is dict:
-                            plans_left -= 1
-                            plan = plan_for(event, field)
-                            misses = 0
-                else:
-                    event = item
+                        continue
+                    if plan is None and plans_left and type(event) is dict:
+                        plans_left -= 1
+                        plan = plan_for(event, field)
+                        misses = 0
                 if out is None:
                     this = index
                     index += 1
@@ -244,7 +217,12 @@ class RowBuilder:
                 if types != last_types or keys != last_keys:
                     add_shape((keys, types))
                     last_keys, last_types = keys, types
-                add_day(time_us // DAY_US)
+                day = time_us // DAY_US
+                if day not in days:
+                    if len(days) >= max_days:
+                        fail(this, f"event falls on {day_date(day)}: {_TOO_MANY_DAYS.format(max_days)}")
+                        continue
+                    add_day(day)
                 buf += pack(4, 4, dataset_id, 8, time_us - offset, 8, sys_time, len(data) + 1, 1)
                 buf += data
                 rows += 1
@@ -262,11 +240,10 @@ class RowBuilder:
     # --- output ------------------------------------------------------------------------------------------
 
     def take_chunk(self) -> tuple[bytearray, set[int], int]:
-        """(binary COPY payload, days it touches, row count) of the rows added since the last call."""
+        """(binary COPY payload, days of the request so far, row count) of the rows added since the last call."""
         self._buf += copyfmt.TRAILER
-        result = (self._buf, self.chunk_days, self.rows)
+        result = (self._buf, self.days, self.rows)
         self._buf = bytearray(copyfmt.HEADER)
-        self.chunk_days = set()
         self.rows = 0
         self.chunk_bytes = 0
         return result
@@ -289,4 +266,6 @@ _encode = msgspec.json.Encoder().encode
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "nested too deeply"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"invalid UTF-8 (byte 0x{exc.object[exc.start]:02x})"
     return str(exc)

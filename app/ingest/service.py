@@ -11,21 +11,23 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import asyncpg
-import msgspec
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import driver_connection
 from app.errors import BeaconError
 from app.ingest import copyfmt
+from app.ingest.arrays import ArraySplitter, BadArray, ElementTooLarge
 from app.ingest.bodies import BodyReader, Format
+from app.ingest.daybounds import DayBounds
 from app.ingest.fields import FieldCache, record_fields
 from app.ingest.limits import IngestLimits, size_text
 from app.ingest.lines import LineSplitter
 from app.ingest.partitions import PartitionCache
-from app.ingest.rows import RowBuilder, TooManyEvents
+from app.ingest.rows import InvalidEvent, RowBuilder
 from app.ingest.schemas import IngestResult
 from app.ingest.timestamps import TimeReader, datetime_to_us
 
@@ -36,6 +38,7 @@ class IngestCaches:
 
     partitions: PartitionCache = field(default_factory=PartitionCache)
     fields: FieldCache = field(default_factory=FieldCache)
+    days: DayBounds = field(default_factory=DayBounds)
 
 
 @dataclass(frozen=True)
@@ -95,45 +98,73 @@ class _ChunkWriter:
         )
 
 
-async def _read_ndjson(body: AsyncIterator[bytes], builder: RowBuilder, writer: _ChunkWriter, chunk_rows: int) -> None:
+async def _add(builder: RowBuilder, writer: _ChunkWriter, items: list[Any], limits: IngestLimits, **kw: bool) -> None:
+    pos = 0
+    while pos < len(items):  # a decompressed chunk may hold more than a block's worth of small events
+        take = limits.chunk_rows - builder.rows
+        builder.add_lines(items[pos : pos + take], **kw)
+        pos += take
+        if builder.rows >= limits.chunk_rows or builder.chunk_bytes >= limits.chunk_bytes:
+            await writer.write(*builder.take_chunk())
+
+
+async def _read_ndjson(
+    body: AsyncIterator[bytes], builder: RowBuilder, writer: _ChunkWriter, limits: IngestLimits
+) -> None:
     splitter = LineSplitter(builder.max_event_bytes)
+    too_many = f"An NDJSON body may hold at most {limits.max_ndjson_lines:,} lines (blank lines count)"
+    seen = 0  # lines, blank ones included: the bound on a request's work is checked before the work
     async for chunk in body:
         lines, oversized, nul = splitter.feed_checked(chunk)
-        pos = 0
-        while pos < len(lines):  # a decompressed chunk may hold more than a block's worth of small events
-            take = chunk_rows - builder.rows
-            builder.add_lines(lines[pos : pos + take], may_hold_nul=nul)
-            pos += take
-            if builder.rows >= chunk_rows:
-                await writer.write(*builder.take_chunk())
+        seen += len(lines) + oversized
+        if seen > limits.max_ndjson_lines:
+            raise _too_many(too_many)
+        await _add(builder, writer, lines, limits, may_hold_nul=nul)
         # Let the event loop run between decompressed chunks even when the next one is already buffered: other
         # requests' COPY data waits in their transports until it does, and PostgreSQL idles meanwhile
         # (measured: 149k -> 165k events/s in bench/ingest.py).
         await asyncio.sleep(0)
         if oversized:
             builder.fail_next(f"event is larger than the {size_text(builder.max_event_bytes)} limit")
-    builder.add_lines(splitter.finish())
+    last = splitter.finish()
+    if seen + len(last) > limits.max_ndjson_lines:
+        raise _too_many(too_many)
+    await _add(builder, writer, last, limits)
 
 
-async def _read_json(body: AsyncIterator[bytes], builder: RowBuilder) -> None:
-    buf = bytearray()
-    async for chunk in body:
-        buf += chunk
-    builder.body_may_hold_nul = b"\\" in buf and b"\\u0000" in buf
-    start = next((i for i, b in enumerate(buf[:4096]) if b not in b" \t\r\n"), None)
-    decoder = builder.object_decoder() if start is not None and buf[start] == ord("{") else builder.array_decoder()
+async def _read_array(
+    body: AsyncIterator[bytes], builder: RowBuilder, writer: _ChunkWriter, limits: IngestLimits
+) -> None:
+    """A JSON array (or one object), element by element as it streams in: see arrays.py."""
+    splitter = ArraySplitter(limits.max_array_element_bytes)
+
+    async def add(elements: list[Any]) -> None:
+        if builder.index + len(elements) > limits.max_array_events:
+            raise _too_many(f"A JSON-array body may hold at most {limits.max_array_events:,} events")
+        await _add(builder, writer, elements, limits, strict=True)
+
     try:
-        decoder.decode(buf)
-    except TooManyEvents as exc:
+        async for chunk in body:
+            await add(splitter.feed(chunk))
+            await asyncio.sleep(0)
+        await add(splitter.finish())
+    except BadArray as exc:
+        raise BeaconError("invalid_json", f"The body is not a valid JSON array: {exc}; nothing was stored.") from None
+    except InvalidEvent as exc:
         raise BeaconError(
-            "too_many_events", f"A JSON-array body may hold at most {exc.limit:,} events; nothing was stored."
+            "invalid_json", f"Event {exc.index} of the JSON array is not valid JSON: {exc.reason}; nothing was stored."
         ) from None
-    except RecursionError:
-        raise BeaconError("invalid_json", "The body nests JSON too deeply; nothing was stored.") from None
-    except msgspec.ValidationError as exc:
-        raise BeaconError("invalid_json", f"The body must be a JSON array of event objects: {exc}.") from None
-    except msgspec.DecodeError as exc:
-        raise BeaconError("invalid_json", f"The body is not valid JSON: {exc}; nothing was stored.") from None
+    except ElementTooLarge as exc:
+        raise BeaconError(
+            "payload_too_large",
+            f"An element of the JSON array runs past {size_text(exc.limit)} (events over "
+            f"{size_text(limits.max_event_bytes)} fail alone, but are read whole first); nothing was stored. "
+            "Send such data as NDJSON.",
+        ) from None
+
+
+def _too_many(what: str) -> BeaconError:
+    return BeaconError("too_many_events", f"{what}; nothing was stored. Send smaller batches.")
 
 
 async def ingest(
@@ -153,21 +184,23 @@ async def ingest(
         timestamp_field=req.timestamp_field,
         read_time=req.read_time,
         max_event_bytes=limits.max_event_bytes,
-        max_array_events=limits.max_array_events,
+        max_days=limits.max_days,
     )
     writer = _ChunkWriter(conn, caches, dsn)
     if req.fmt is Format.NDJSON:
-        await _read_ndjson(body.chunks(), builder, writer, limits.chunk_rows)
+        await _read_ndjson(body.chunks(), builder, writer, limits)
     else:
-        await _read_json(body.chunks(), builder)
+        await _read_array(body.chunks(), builder, writer, limits)
     await writer.write(*builder.take_chunk())
 
     new_shapes = caches.fields.new_shapes(dataset_id, builder.shapes)
     new_fields = caches.fields.unknown_fields(dataset_id, new_shapes) if new_shapes else {}
     if writer.rows:
         await record_fields(conn, dataset_id, new_fields)
+        bounds = await caches.days.widen(conn, dataset_id, builder.days)
         await session.commit()
         caches.fields.remember(dataset_id, new_shapes, new_fields)
+        caches.days.remember(dataset_id, bounds)
     else:
         await session.rollback()  # nothing to store: a request of only failed events creates no dataset
     return IngestResult(

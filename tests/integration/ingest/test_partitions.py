@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
+from datetime import UTC, datetime, timedelta
 
+import asyncpg
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
@@ -68,3 +71,76 @@ async def test_day_dropped_elsewhere_is_created_again(client, auth, db):
     r = await post_events(client, auth, "web", ndjson([{"_time": "2026-11-21T11:00:00Z", "n": 2}]))
     assert r.status_code == 200, r.text
     assert [row["data"]["n"] for row in await stored(db)] == [2]
+
+
+async def recorded_days(db, dataset: str) -> tuple[str | None, str | None]:
+    async with db() as s:
+        row = (await s.execute(text("SELECT first_day, last_day FROM datasets WHERE name = :n"), {"n": dataset})).one()
+    return tuple(None if d is None else d.isoformat() for d in row)  # type: ignore[return-value]
+
+
+async def test_a_request_writes_to_at_most_100_days(client, auth, db):
+    start = datetime(2001, 1, 1, tzinfo=UTC)
+    events = [{"_time": (start + timedelta(days=d, hours=d % 24)).isoformat(), "d": d} for d in range(150)]
+    events += [{"_time": (start + timedelta(days=5)).isoformat(), "d": 5}]  # a day already in the request
+    result = (await post_events(client, auth, "web", ndjson(events))).json()
+    assert (result["ingested"], result["failed"]) == (101, 50)
+    first = result["failures"][0]
+    assert first["index"] == 100
+    assert "2001-04-11" in first["error"] and "at most 100 different days" in first["error"]
+    assert len(await partitions(db)) == 100
+    # The next request starts afresh.
+    result = (await post_events(client, auth, "web", ndjson(events[100:150]))).json()
+    assert (result["ingested"], result["failed"]) == (50, 0)
+    assert len(await partitions(db)) == 150
+
+
+async def test_the_days_a_dataset_has_events_in_are_recorded(client, auth, db):
+    two = [{"_time": "2026-11-21T10:00:00Z"}, {"_time": "2026-11-23T23:59:59Z"}]
+    await post_events(client, auth, "web", ndjson(two))
+    assert await recorded_days(db, "web") == ("2026-11-21", "2026-11-23")
+    await post_events(client, auth, "web", ndjson([{"_time": "2026-11-22T10:00:00Z"}]))  # within: unchanged
+    await post_events(client, auth, "web", ndjson([{"_time": "2025-01-01T00:00:00Z"}]))
+    assert await recorded_days(db, "web") == ("2025-01-01", "2026-11-23")
+    # A refused request records nothing (rows and days go together).
+    body = gzip.compress(ndjson([{"_time": "2030-01-01T00:00:00Z"}] * 7000))
+    r = await post_events(client, auth, "web", body[:-20], headers={"content-encoding": "gzip"})
+    assert r.status_code == 400
+    assert await recorded_days(db, "web") == ("2025-01-01", "2026-11-23")
+    # Each dataset has its own days.
+    await post_events(client, auth, "other", ndjson([{"_time": "2020-05-05T05:05:05Z"}]))
+    assert await recorded_days(db, "other") == ("2020-05-05", "2020-05-05")
+    assert await recorded_days(db, "web") == ("2025-01-01", "2026-11-23")
+
+
+async def test_a_query_reads_only_the_days_of_its_dataset(make_app, auth, db, database_url):
+    """Another dataset's partitions are outside the query's days: PostgreSQL prunes them when it plans, so it
+    does not even lock them. (Before, a query with no start_time planned every partition before now: over a
+    second with 2,000 of them.)"""
+    async with AsyncTestClient(app=make_app(query_timeout_seconds=3)) as client:
+        spread = [{"_time": f"20{y:02d}-0{m}-01T00:00:00Z", "n": 1} for y in range(2, 12) for m in range(1, 10)]
+        assert (await post_events(client, auth, "wide", ndjson(spread))).json()["ingested"] == 90
+        recent = [{"_time": f"2026-11-2{d}T12:00:00Z", "n": d} for d in range(1, 4)]
+        assert (await post_events(client, auth, "narrow", ndjson(recent))).json()["ingested"] == 3
+        conn = await asyncpg.connect(asyncpg_dsn(database_url))
+        try:
+            async with conn.transaction():
+                # As a long DDL or a VACUUM FULL on a partition of the other dataset would.
+                await conn.execute("LOCK TABLE events_20050101 IN ACCESS EXCLUSIVE MODE")
+                for body in (
+                    {"apl": "['narrow'] | count"},
+                    {"apl": "['narrow'] | take 10"},
+                    {"apl": "['narrow'] | count", "start_time": "2000-01-01T00:00:00Z"},
+                    {"apl": "['narrow'] | count", "end_time": "2099-01-01T00:00:00Z"},
+                ):
+                    r = await client.post("/v1/query", headers=auth, json=body)
+                    assert r.status_code == 200, (body, r.text)
+                    assert r.json()["rows"][0][0] == 3 or len(r.json()["rows"]) == 3
+                    assert r.json()["status"]["min_time"].startswith("2026-11-21")
+                export = await client.post("/v1/export", headers=auth, json={"apl": "['narrow']"})
+                assert export.status_code == 200 and len(export.text.splitlines()) == 3
+                # The other dataset's own queries do wait for its locked partition: the lock is real.
+                r = await client.post("/v1/query", headers=auth, json={"apl": "['wide'] | count"})
+                assert r.status_code == 400 and r.json()["error"]["code"] == "query_timeout"
+        finally:
+            await conn.close()

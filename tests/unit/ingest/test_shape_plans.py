@@ -149,6 +149,20 @@ BREAKS: dict[str, list[Any]] = {
     "U+0000 in a value": [_with({"service": "a\x00b"})],
     "U+0000 in a key": [_with({"serv\x00ice": 1})],
     "not JSON": [b'{"_time": "2026-11-21T10:00:00Z", "service": '],
+    "invalid UTF-8 in a value": [
+        b'{"_time":"2026-11-21T10:00:00Z","service":"a\xffb","http":{"method":"GET","status":1,'
+        b'"timing":{"ms":1}},"user":{"id":"u","tags":[]},"ok":true,"gone":null}'
+    ],
+    "invalid UTF-8 in a nested value": [
+        b'{"_time":"2026-11-21T10:00:00Z","service":"a","http":{"method":"G\xc3","status":1,'
+        b'"timing":{"ms":1}},"user":{"id":"u","tags":["\xed\xa0\x80"]},"ok":true,"gone":null}'
+    ],
+    "invalid UTF-8 in a key": [
+        b'{"_time":"2026-11-21T10:00:00Z","serv\xffice":"a","http":{"method":"GET","status":1,'
+        b'"timing":{"ms":1}},"user":{"id":"u","tags":[]},"ok":true,"gone":null}'
+    ],
+    "invalid UTF-8 in the timestamp": [_lines([_event(1)])[0].replace(b"2026-11-21", b"2026-\xff-21")],
+    "a raw NUL byte": [_lines([_with({"service": "a"})])[0].replace(b'"a"', b'"a\x00b"')],
     "not an object": [b"[1, 2]", b'"text"', b"null"],
     "blank lines": [b"", b"   "],
     "bad timestamp": [_with({"_time": "yesterday"})],
