@@ -7,7 +7,7 @@ ingest widens them in the transaction that stores the events, and retention leav
 stored event lies between them. A query clamps its range to them (app/query/service.py).
 
 Revision ID: 0007a_ingest_bounds
-Revises: 0006_monitors
+Revises: 0007b_access
 """
 
 from collections.abc import Sequence
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0007a_ingest_bounds"
-down_revision: str | None = "0006_monitors"
+down_revision: str | None = "0007b_access"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
