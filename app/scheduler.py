@@ -55,12 +55,21 @@ async def _monitors(app: Litestar) -> None:
     await run_tick(app.state)
 
 
+async def _routing(app: Litestar) -> None:
+    from app.monitors.tick import delivery_wake
+    from app.routing.jobs import run_routing
+
+    if (await run_routing(app.state.routing_env)).queued:
+        delivery_wake(app.state)()  # group notifications go out now, not at the worker's next poll
+
+
 def job_specs() -> list[JobSpec]:
     return [
         JobSpec("retention", _retention, lambda s: s.retention_interval_seconds),
         # One tick at a time per process; the worker's lanes give the concurrency.
         JobSpec("deliveries", _deliveries, lambda s: s.delivery_poll_seconds),
         JobSpec("monitors", _monitors, lambda s: s.monitor_tick_seconds),
+        JobSpec("routing", _routing, lambda s: s.routing_tick_seconds),
     ]
 
 
