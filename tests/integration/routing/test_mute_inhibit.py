@@ -125,7 +125,7 @@ async def test_inhibition_with_equal(h):
         }
     )
     sent = await h.step(60)  # the source resolved: its group says so, and the warning is no longer held back
-    assert sorted(summary(m)[:2] + (m["data"]["group_labels"]["alertname"],) for m in sent) == [
+    assert sorted((*summary(m)[:2], m["data"]["group_labels"]["alertname"]) for m in sent) == [
         ("first", "firing", "LatencyHigh"),
         ("resolved", "resolved", "DatabaseDown"),
     ]
