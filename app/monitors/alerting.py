@@ -22,7 +22,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.context import OPERATOR_WORDS
 from adapters.templating import number
-from app.db.engine import driver_connection
 from app.db.monitor import Monitor
 from app.errors import BeaconError
 from app.monitors.state import Change, Series, Step
@@ -119,7 +118,7 @@ async def record(
 ) -> list[bool]:
     """Bring the monitor's alerts in line with `step` (the caller's transaction); for each of `step.changes`,
     whether the monitor's own notifiers get its message (always True when it has none: the tree routes it)."""
-    conn = await driver_connection(session)
+    conn = await store.in_transaction(session)
     sends = [True] * len(step.changes)
     if direct:
         sends = await _direct_verdicts(conn, monitor, step.changes, now)
@@ -163,11 +162,11 @@ async def refresh(session: AsyncSession, monitor: Monitor, now: datetime, *, lin
     """After a change of labels, name or notifiers: the alerts the monitor reports now, under their new labels."""
     series = msgspec.convert(monitor.series or {}, dict[str, Series])
     firing = firing_now(monitor, monitor.state, series, link, monitor.last_error, direct)
-    conn = await driver_connection(session)
+    conn = await store.in_transaction(session)
     await store.upsert(conn, firing, now)
     await store.resolve_others(conn, monitor.id, [a.fingerprint for a in firing], now)
 
 
 async def forget(session: AsyncSession, monitor_id: str, now: datetime) -> None:
     """A deleted monitor's alerts resolve."""
-    await store.resolve_others(await driver_connection(session), monitor_id, [], now)
+    await store.resolve_others(await store.in_transaction(session), monitor_id, [], now)

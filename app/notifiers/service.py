@@ -224,7 +224,7 @@ async def rotate_secret(session: AsyncSession, env: NotifierEnv, notifier_id: st
 
 async def delete_notifier(session: AsyncSession, notifier_id: str) -> None:
     notifier = await get_notifier(session, notifier_id, for_update=True)
-    await routing_config.check_unused(await driver_connection(session), notifier_id)
+    await routing_config.check_unused(await driver_connection(session), notifier_id)  # after the lock above
     await session.delete(notifier)
     try:
         await session.commit()

@@ -11,7 +11,6 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from app.db.engine import driver_connection
 from app.routing import config, store
 from app.routing.env import RoutingEnv
 from app.routing.flush import flush_batch
@@ -34,7 +33,7 @@ class RunResult:
 async def place_pending(env: RoutingEnv, now: datetime, result: RunResult) -> None:
     for _ in range(MAX_BATCHES):
         async with env.delivery.sessionmaker() as session:
-            conn = await driver_connection(session)
+            conn = await store.in_transaction(session)
             stored = await config.current(conn)
             placed = await store.route_pending(conn, stored.tree, now)
             await session.commit()
@@ -49,7 +48,7 @@ async def flush_due(env: RoutingEnv, now: datetime, result: RunResult) -> None:
     suppressor: Suppressor | None = None
     for _ in range(MAX_BATCHES):
         async with env.delivery.sessionmaker() as session:
-            conn = await driver_connection(session)
+            conn = await store.in_transaction(session)
             stored = await config.current(conn)
             if suppressor is None or suppressor.tree is not stored.tree:
                 suppressor = await load(conn, stored.tree, now)
@@ -66,7 +65,7 @@ async def flush_due(env: RoutingEnv, now: datetime, result: RunResult) -> None:
 
 async def collect_garbage(env: RoutingEnv, now: datetime) -> int:
     async with env.delivery.sessionmaker() as session:
-        deleted = await store.collect_garbage(await driver_connection(session), now)
+        deleted = await store.collect_garbage(await store.in_transaction(session), now)
         await session.commit()
     return deleted
 

@@ -60,7 +60,7 @@ async def post_alerts(
             "invalid_field", f"At most {MAX_ALERTS_PER_POST} alerts per request; got {len(alerts)}.", param="alerts"
         )
     inputs = [_check_post(i, a) for i, a in enumerate(alerts)]
-    fingerprints = await store.upsert(await driver_connection(session), inputs, env.now())
+    fingerprints = await store.upsert(await store.in_transaction(session), inputs, env.now())
     await session.commit()
     env.counters.alerts_received["external"] += len(inputs)
     return AlertsReceived(received=len(inputs), fingerprints=fingerprints)
@@ -137,7 +137,7 @@ async def put_routing(
     session: AsyncSession, env: RoutingEnv, who: Principal, doc: document.Document, if_match: str | None
 ) -> document.Document:
     require_unlimited(who, "the routing document")
-    stored = await config.replace(await driver_connection(session), doc, if_match, env.now())
+    stored = await config.replace(await store.in_transaction(session), doc, if_match, env.now())
     await session.commit()
     return config.document_of(stored)
 

@@ -18,13 +18,26 @@ from datetime import datetime, timedelta
 
 import asyncpg
 import msgspec
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.engine import driver_connection
 from app.routing.labels import Labels, fingerprint
 from app.routing.tree import Tree
 
 RESOLVE_TIMEOUT = timedelta(minutes=5)
 RESOLVED_RETENTION = timedelta(hours=24)  # resolved alerts stay visible this long (and outside every group)
 ROUTE_BATCH = 1000
+
+
+async def in_transaction(session: AsyncSession) -> asyncpg.Connection:
+    """The session's asyncpg connection, inside the session's transaction. SQLAlchemy begins that transaction with
+    its own first statement: a statement sent straight to asyncpg before it runs on its own (autocommit), so a
+    row it claims `FOR UPDATE` is free again at once (two processes flushed one group before this)."""
+    conn = await driver_connection(session)
+    if not conn.is_in_transaction():
+        await session.execute(text("SELECT 1"))
+    return conn
 
 
 @dataclass

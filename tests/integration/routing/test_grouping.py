@@ -6,6 +6,15 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from app.routing import config
+from app.routing.flush import flush_batch
+from app.routing.jobs import RunResult, place_pending, run_routing
+from app.routing.store import in_transaction
+from app.routing.suppression import load
 from tests.integration.routing.conftest import summary
 
 ROOT = {
@@ -186,3 +195,27 @@ async def test_a_route_without_notifiers_keeps_no_group(h):
     result = await h.route()
     assert result.routed == 1 and result.groups_created == 0
     assert [a["state"] for a in await h.alerts()] == ["firing"]
+
+
+async def test_a_group_claimed_by_one_flush_is_skipped_by_another(h):
+    """The claim holds until its transaction ends: a second process's run skips the group (SKIP LOCKED) instead of
+    notifying it again. (Statements sent straight to asyncpg before SQLAlchemy's first one ran outside any
+    transaction, so the claim's lock ended at once and two processes could both send `first`.)"""
+    hook = await h.notifier()
+    await h.routing({**ROOT, "group_wait_seconds": 0, "notifier_ids": [hook]})
+    await h.post(alert("Down", "a"))
+    await place_pending(h.renv, h.clock.now, RunResult())  # placed: the group is due
+    async with h.renv.delivery.sessionmaker() as first:
+        conn = await in_transaction(first)
+        suppressor = await load(conn, (await config.current(conn)).tree, h.clock.now)
+        claimed = await flush_batch(first, conn, h.renv, suppressor, h.clock.now)
+        assert claimed is not None and [reason for *_, reason in claimed.sent] == ["first"]
+        other = await run_routing(h.renv)  # another process, meanwhile
+        assert other.flushed == 0 and other.queued == 0
+        async with h.renv.delivery.sessionmaker() as probe:
+            with pytest.raises(DBAPIError, match="could not obtain lock"):  # the claim still holds the group
+                await probe.execute(text("SELECT key FROM alert_groups FOR UPDATE NOWAIT"))
+        await first.commit()
+    await h.deliver()
+    assert [summary(json.loads(r.get_data()))[0] for r, _ in h.httpserver.log] == ["first"]
+    assert (await run_routing(h.renv)).queued == 0
