@@ -38,6 +38,7 @@ class RoutingEnv:
     clock: Callable[[], datetime] = utcnow
     counters: Counters = field(default_factory=Counters)
     last_gc: datetime | None = None
+    timer: Any = None  # the job's wake-up for the next due group (app.routing.jobs.Timer), made on first use
 
     def now(self) -> datetime:
         return to_ms(self.clock())

@@ -16,7 +16,7 @@ and a process that dies before its commit leaves the group due for another.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -28,12 +28,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from adapters.base import GroupAlert
 from app.deliveries.service import enqueue
 from app.routing.env import RoutingEnv
-from app.routing.messages import alert_item, group_event
+from app.routing.messages import Member, alert_item, group_event
 from app.routing.suppression import Suppressor
 from app.routing.tree import Route
 
 Reason = Literal["first", "new_alerts", "resolved", "repeat"]
-FLUSH_BATCH = 20
+FLUSH_BATCH = 50  # groups claimed and flushed per transaction
 
 
 @dataclass(frozen=True)
@@ -89,18 +89,31 @@ def _route_of(group: Mapping[str, Any], routes: Mapping[str, Route]) -> Route:
 Logs = dict[str, dict[str, LogEntry]]  # group key -> notifier id -> what it was last told
 
 
-async def _load(conn: asyncpg.Connection, keys: list[str]) -> tuple[dict[str, list[Any]], Logs]:
-    members: dict[str, list[Any]] = {k: [] for k in keys}
+_LABELS = msgspec.json.Decoder(dict[str, str])
+
+
+async def _load(conn: asyncpg.Connection, keys: list[str]) -> tuple[dict[str, list[Member]], Logs]:
+    members: dict[str, list[Member]] = {k: [] for k in keys}
     rows = await conn.fetch(
         """
-        SELECT m.group_key, a.fingerprint, a.labels, a.annotations, a.starts_at, a.ends_at, a.generator_url
+        SELECT m.group_key, a.fingerprint, a.labels::text AS labels, a.annotations::text AS annotations,
+               a.starts_at, a.ends_at, a.generator_url
         FROM alert_group_members m JOIN alerts a ON a.fingerprint = m.fingerprint
-        WHERE m.group_key = ANY($1::text[]) ORDER BY a.starts_at, a.fingerprint
+        WHERE m.group_key = ANY($1::text[])
         """,
         keys,
     )
-    for row in rows:
-        members[row["group_key"]].append(row)
+    for row in rows:  # label sets as text, decoded by msgspec: 10,000 of them take json.loads 0.5 s
+        members[row["group_key"]].append(
+            Member(
+                row["fingerprint"],
+                _LABELS.decode(row["labels"]),
+                _LABELS.decode(row["annotations"]),
+                row["starts_at"],
+                row["ends_at"],
+                row["generator_url"],
+            )
+        )
     logs: Logs = {k: {} for k in keys}
     for row in await conn.fetch(
         "SELECT group_key, notifier_id, firing, resolved, sent_at FROM alert_notification_log "
@@ -170,12 +183,13 @@ async def flush_batch(
     session: AsyncSession,
     conn: asyncpg.Connection,
     env: RoutingEnv,
-    suppressor: Suppressor,
+    suppression: Callable[[], Awaitable[Suppressor]],
     now: datetime,
     *,
     limit: int = FLUSH_BATCH,
 ) -> Flushed | None:
-    """Claim up to `limit` due groups and flush them in the caller's transaction; None when none is due."""
+    """Claim up to `limit` due groups and flush them in the caller's transaction; None when none is due.
+    `suppression` is asked only when there is something to flush (it may read every firing alert)."""
     groups = await conn.fetch(
         "SELECT * FROM alert_groups WHERE next_flush_at <= $1 ORDER BY next_flush_at LIMIT $2 FOR UPDATE SKIP LOCKED",
         now,
@@ -183,6 +197,7 @@ async def flush_batch(
     )
     if not groups:
         return None
+    suppressor = await suppression()
     members, logs = await _load(conn, [g["key"] for g in groups])
     writes, flushed = _Writes(), Flushed(groups=len(groups))
     for group in groups:
@@ -197,7 +212,7 @@ def _flush_one(
     env: RoutingEnv,
     suppressor: Suppressor,
     group: Mapping[str, Any],
-    rows: Sequence[Any],
+    rows: Sequence[Member],
     logs: Mapping[str, LogEntry],
     now: datetime,
     writes: _Writes,
@@ -212,8 +227,8 @@ def _flush_one(
     firing: dict[str, GroupAlert] = {}
     resolved: dict[str, GroupAlert] = {}
     for row in rows:
-        fp, labels = row["fingerprint"], row["labels"]
-        if row["ends_at"] is not None and row["ends_at"] <= now:
+        fp, labels = row.fingerprint, row.labels
+        if row.ends_at is not None and row.ends_at <= now:
             resolved[fp] = alert_item(row, firing=False)
         elif not suppressor.silenced_by(labels) and not suppressor.inhibitor.inhibited_by(fp, labels):
             firing[fp] = alert_item(row, firing=True)
@@ -240,7 +255,7 @@ def _flush_one(
         writes.logs.append((key, notifier_id, sorted(firing), sorted(told)))
         flushed.sent.append((key, notifier_id, reason))
     writes.gone.extend((key, fp) for fp in resolved)
-    still_firing = any(row["ends_at"] is None or row["ends_at"] > now for row in rows)
+    still_firing = any(row.ends_at is None or row.ends_at > now for row in rows)
     if still_firing:
         writes.next.append((key, now + timedelta(seconds=route.group_interval_seconds), True))
     else:

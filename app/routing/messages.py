@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from adapters.base import AlertGroup, Event, GroupAlert
 from app.timefmt import iso_ms, iso_ms_or_none
@@ -26,15 +27,27 @@ def group_name(group_labels: Mapping[str, str], common_labels: Mapping[str, str]
     return others or "Alerts"
 
 
-def alert_item(row: Mapping[str, Any], firing: bool) -> GroupAlert:
+@dataclass(slots=True)
+class Member:
+    """An alert of a group, as a flush reads it."""
+
+    fingerprint: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    starts_at: datetime
+    ends_at: datetime | None
+    generator_url: str | None
+
+
+def alert_item(row: Member, firing: bool) -> GroupAlert:
     return GroupAlert(
-        fingerprint=row["fingerprint"],
+        fingerprint=row.fingerprint,
         status="firing" if firing else "resolved",
-        labels=dict(sorted(row["labels"].items())),
-        annotations=dict(sorted(row["annotations"].items())),
-        starts_at=iso_ms(row["starts_at"]),
-        ends_at=iso_ms_or_none(row["ends_at"]) if not firing else None,
-        generator_url=row["generator_url"],
+        labels=dict(sorted(row.labels.items())),
+        annotations=dict(sorted(row.annotations.items())),
+        starts_at=iso_ms(row.starts_at),
+        ends_at=iso_ms_or_none(row.ends_at) if not firing else None,
+        generator_url=row.generator_url,
     )
 
 

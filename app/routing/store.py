@@ -28,6 +28,7 @@ from app.routing.tree import Tree
 RESOLVE_TIMEOUT = timedelta(minutes=5)
 RESOLVED_RETENTION = timedelta(hours=24)  # resolved alerts stay visible this long (and outside every group)
 ROUTE_BATCH = 1000
+_LABELS = msgspec.json.Decoder(dict[str, str])
 
 
 async def in_transaction(session: AsyncSession) -> asyncpg.Connection:
@@ -144,9 +145,9 @@ INSERT INTO alert_groups AS g (key, route_key, route_path, labels, notifier_ids,
                                active_time_intervals, created_at, next_flush_at)
 SELECT k, rk, rp, l::jsonb, string_to_array(n, ' '), gw, gi, ri,
        ARRAY(SELECT jsonb_array_elements_text(mu::jsonb)), ARRAY(SELECT jsonb_array_elements_text(ac::jsonb)),
-       $11::timestamptz, $11::timestamptz + make_interval(secs => gw)
+       f, f + make_interval(secs => gw)
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::int[],
-            $9::text[], $10::text[]) AS i(k, rk, rp, l, n, gw, gi, ri, mu, ac)
+            $9::text[], $10::text[], $11::timestamptz[]) AS i(k, rk, rp, l, n, gw, gi, ri, mu, ac, f)
 ON CONFLICT (key) DO UPDATE SET
     route_path = EXCLUDED.route_path,
     notifier_ids = EXCLUDED.notifier_ids,
@@ -160,10 +161,11 @@ RETURNING (xmax = 0) AS created
 
 
 async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, limit: int = ROUTE_BATCH) -> Placement:
-    """Place up to `limit` pending firing alerts in their groups (one transaction, the caller's)."""
+    """Place up to `limit` pending firing alerts in their groups (one transaction, the caller's). A new group
+    counts as formed when its first alert arrived (not when this job got to it): group_wait runs from then."""
     claimed = await conn.fetch(
         """
-        SELECT fingerprint, labels FROM alerts WHERE routing_pending
+        SELECT fingerprint, labels::text AS labels, updated_at FROM alerts WHERE routing_pending
         ORDER BY fingerprint LIMIT $1 FOR UPDATE SKIP LOCKED
         """,
         limit,
@@ -172,14 +174,16 @@ async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, 
     if not claimed:
         return placement
     groups: dict[str, tuple[object, ...]] = {}
+    formed: dict[str, datetime] = {}
     members: set[tuple[str, str]] = set()
     for row in claimed:
-        labels = row["labels"]
+        labels = _LABELS.decode(row["labels"])  # msgspec: faster than the driver's json.loads
         for route in tree.match(labels):
             if not route.notifier_ids:
                 continue  # nobody to tell: no group to keep
             key = route.group_key(labels)
             members.add((key, row["fingerprint"]))
+            formed[key] = min(formed.get(key, row["updated_at"]), row["updated_at"], now)
             if key not in groups:
                 groups[key] = (
                     key,
@@ -194,9 +198,9 @@ async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, 
                     _json(route.active_time_intervals),
                 )
     if groups:
-        ordered = [groups[k] for k in sorted(groups)]  # group locks in key order
+        ordered = [(*groups[k], formed[k]) for k in sorted(groups)]  # group locks in key order
         columns = [list(col) for col in zip(*ordered, strict=True)]
-        created = await conn.fetch(_GROUPS, *columns, now)
+        created = await conn.fetch(_GROUPS, *columns)
         placement.groups_created = sum(1 for r in created if r["created"])
         pairs = sorted(members)
         await conn.execute(
