@@ -3,10 +3,11 @@ monitor names no notifiers; a monitor's own notifiers keep today's messages, wit
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from app.routing.env import RoutingEnv
 from app.routing.jobs import run_routing
+from app.timefmt import iso_ms
 from tests.helpers import assert_error
 from tests.integration.monitors.test_groups_and_runs import BY_SERVICE
 from tests.integration.monitors.test_threshold import ERRORS_5XX, errors
@@ -165,3 +166,15 @@ async def test_changed_labels_move_a_firing_alert_and_limited_tokens_see_their_d
     web = {"Authorization": f"Bearer {await make_token(['alerts:read'], datasets=['web'])}"}
     other = {"Authorization": f"Bearer {await make_token(['alerts:read'], datasets=['other'])}"}
     assert len(await alerts(h, web)) == 2 and await alerts(h, other) == []
+
+
+async def test_a_match_fires_its_alert_for_the_resolve_timeout(h):
+    m = await h.monitor(name="Server errors", type="match_event", interval_seconds=10,
+                        apl="['web'] | where status >= 500", operator=None, threshold=None)  # fmt: skip
+    await h.ingest("web", [{"status": 503}, {"status": 502}])
+    at = datetime.now(UTC)
+    await h.run(at)
+    (alert,) = await alerts(h)
+    assert alert["labels"] == {"alertname": "Server errors", "monitor_id": m["id"], "dataset": "web"}
+    assert alert["state"] == "firing" and alert["annotations"]["summary"] == "Server errors: new events matched (2)."
+    assert alert["ends_at"] == iso_ms(at + timedelta(minutes=5))

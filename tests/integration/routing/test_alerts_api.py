@@ -138,3 +138,14 @@ async def test_scopes_and_dataset_limited_tokens(h, make_token):
     assert_error(await h.client.get(f"/v1/alerts/{fp}", headers=limited), 404, "not_found")
     status = (await h.client.get("/v1/routing/status", headers=h.auth)).json()
     assert status["alerts_firing"] == 1 and status["counters"]["alerts_received"] == {"external": 1}
+
+
+async def test_resolved_alerts_are_forgotten_after_a_day(h):
+    later = (h.clock.now + timedelta(days=3)).isoformat()
+    await h.post({"labels": {"alertname": "Gone"}, "ends_at": h.clock.now.isoformat()},
+                 {"labels": {"alertname": "Firing"}, "ends_at": later})  # fmt: skip
+    await h.route(3600)
+    assert {a["labels"]["alertname"] for a in await h.alerts()} == {"Gone", "Firing"}
+    h.renv.last_gc = None  # the job forgets old alerts every 10 minutes; run it now
+    await h.route(23 * 3600 + 60)
+    assert {a["labels"]["alertname"] for a in await h.alerts()} == {"Firing"}
