@@ -19,23 +19,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import subprocess
 import sys
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import asyncpg
 import httpx
 
-from app.db.migrate import upgrade
 from app.settings import asyncpg_dsn
-from bench.monitors import BEACON, Receiver, cpu_seconds, free_port, pct
+from bench.monitors import Receiver, cpu_seconds, pct
+from bench.serve import finish, scratch_database, start_beacon, wait_ready, webhook_notifier
 
 BATCH = 100
 
@@ -55,34 +51,6 @@ def alerts_for(j0: int, n: int, groups: int, per_group: int, until: datetime, bu
     return found
 
 
-async def start_server(url: str, name: str) -> tuple[subprocess.Popen[str], str, int]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BEACON_")}
-    env.update(
-        BEACON_DATABASE_URL=url,
-        BEACON_SECRET_KEY="bench-secret",
-        BEACON_ALLOW_PRIVATE_DESTINATIONS="true",
-        BEACON_DATA_DIR=f"/tmp/{name}",
-        BEACON_LOG_LEVEL="warning",
-        BEACON_RATE_LIMIT_OTHER="100000",
-        BEACON_RATE_LIMIT_READ="100000",
-    )
-    proc = subprocess.Popen(  # noqa: ASYNC220 - started once, before anything is measured
-        [BEACON, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert proc.stdout is not None
-    token = None
-    while token is None:
-        line = proc.stdout.readline()
-        if not line:
-            raise SystemExit("beacon serve exited")
-        if line.strip().startswith("bcn_"):
-            token = line.strip()
-    # Keep reading the server's output, or it blocks once the pipe is full.
-    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
-    return proc, token, port
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--alerts", type=int, default=10_000)
@@ -94,37 +62,23 @@ async def main() -> None:
     per_group = args.alerts // args.groups
     batches = args.alerts // BATCH
 
-    server_url = os.environ.get("BEACON_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-    name = f"beacon_bench_routing_{os.getpid()}"
-    admin = await asyncpg.connect(asyncpg_dsn(server_url))
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
+    admin, name, url = await scratch_database("routing")
     proc = None
     receiver = Receiver()
     try:
-        await asyncio.to_thread(upgrade, url)
         hook_url = await receiver.start()
-        proc, token, port = await start_server(url, name)
+        proc, token, port = start_beacon(url, name)
         base = f"http://127.0.0.1:{port}"
         async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
-            for _ in range(300):
-                try:
-                    if (await http.get(f"{base}/readyz")).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.1)
-            r = await http.post(
-                f"{base}/v1/notifiers", json={"name": "bench", "type": "webhook", "config": {"url": hook_url}}
-            )
-            r.raise_for_status()
+            await wait_ready(http, base)
+            notifier = await webhook_notifier(http, base, hook_url)
             version = (await http.get(f"{base}/v1/routing")).json()["version"]
             r = await http.put(
                 f"{base}/v1/routing",
                 headers={"If-Match": version},
                 json={
                     "route": {
-                        "notifier_ids": [r.json()["id"]],
+                        "notifier_ids": [notifier],
                         "group_by": ["alertname", "service"],
                         "group_wait_seconds": args.group_wait,
                         "group_interval_seconds": 300,
@@ -210,16 +164,9 @@ async def main() -> None:
         print(f"server process CPU from the first post to the last notification: {cpu:.1f} s of {wall:.0f} s "
               f"({cpu / wall * 100:.0f} % of one core)")  # fmt: skip
     finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
         if receiver.server is not None:
             receiver.server.close()
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+        await finish(proc, admin, name)
 
 
 if __name__ == "__main__":
