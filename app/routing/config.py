@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 import asyncpg
 import msgspec
@@ -27,7 +27,7 @@ async def current(conn: asyncpg.Connection, *, for_update: bool = False) -> Stor
         + (" FOR UPDATE" if for_update else "")
     )
     if row is None:  # only if someone deleted the row by hand: the default document, never stored
-        return Stored(0, datetime.min, compile_document(d.default_document()))
+        return Stored(0, datetime.min.replace(tzinfo=UTC), compile_document(d.default_document()))
     return Stored(row["version"], row["updated_at"], compiled(row["version"], row["document"]))
 
 
@@ -65,8 +65,8 @@ async def replace(conn: asyncpg.Connection, doc: d.Document, if_match: str | Non
             f"The routing document is at version {stored.version}, not {wanted}: someone changed it meanwhile. "
             "Read it again, apply your change, and send it with the new version.",
         )
-    clean = msgspec.structs.replace(doc, object=None, version=None)
-    text = msgspec.json.encode(clean).decode()
+    stored_fields = {k: v for k, v in msgspec.to_builtins(doc).items() if k not in ("object", "version")}
+    text = msgspec.json.encode(stored_fields).decode()
     version = stored.version + 1
     await conn.execute(
         "UPDATE routing_config SET version = $1, document = $2::jsonb, updated_at = $3 WHERE id = 1", version, text, now

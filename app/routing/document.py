@@ -60,14 +60,15 @@ class TimeInterval(Doc):
     intervals: list[Interval]
 
 
-class Document(Doc):
-    """What `PUT /v1/routing` takes (`object` and `version` from a `GET` may come along and are ignored)."""
+class Document(Doc, omit_defaults=False, kw_only=True):
+    """What `PUT /v1/routing` takes (`object` and `version` from a `GET` may come along and are ignored).
+    Shown whole: empty `inhibit_rules` and `time_intervals` are listed, unlike a route's unset fields."""
 
+    object: str | None = None
+    version: str | None = None
     route: Route
     inhibit_rules: list[InhibitRule] = msgspec.field(default_factory=list)
     time_intervals: list[TimeInterval] = msgspec.field(default_factory=list)
-    object: str | None = None
-    version: str | None = None
 
 
 def default_document() -> Document:

@@ -17,6 +17,7 @@ async def test_default_document_and_versioning(h):
     assert r.status_code == 200 and r.headers["etag"] == '"1"'
     doc = r.json()
     assert doc["object"] == "routing" and doc["version"] == "1"
+    assert doc["inhibit_rules"] == [] and doc["time_intervals"] == []
     assert doc["route"] == {
         "notifier_ids": [],
         "group_by": ["alertname"],
