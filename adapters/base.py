@@ -18,8 +18,10 @@ every secret of `secret_values()` masked, in any encoding (`adapters.redaction`)
 the request in its error cannot put a webhook URL's path or an integration key into what we store or show.
 
 The `Event` below is the one context every message is rendered from. Monitors fill it (kind, state, value,
-threshold, query, time range, group, link, …); `POST /v1/notifiers/{id}/test` sends the defaults
-(`kind="test"`); `POST /v1/notifiers/{id}/preview` accepts any subset of its fields.
+threshold, query, time range, group, link, …); a routed group notification fills `alert_group` (its alerts,
+firing first) and a readable `monitor_name`/`description` too, so an adapter that knows nothing of groups still
+says something sensible; `POST /v1/notifiers/{id}/test` sends the defaults (`kind="test"`);
+`POST /v1/notifiers/{id}/preview` accepts any subset of its fields.
 """
 
 from __future__ import annotations
@@ -95,6 +97,44 @@ EventKind = Literal["triggered", "resolved", "matched", "no_data", "error", "tes
 MonitorState = Literal["ok", "alerting", "no_data", "error"]
 
 
+class GroupAlert(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One alert of a group notification."""
+
+    fingerprint: str
+    status: Literal["firing", "resolved"]
+    labels: dict[str, str]
+    annotations: dict[str, str] = msgspec.field(default_factory=dict)
+    starts_at: str
+    ends_at: str | None = None
+    generator_url: str | None = None
+
+
+class AlertGroup(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A routed group notification (app/routing): one message per (group, notifier).
+
+    key                 the group key (route + group_by values); incident adapters derive their dedup key from it
+    reason              first | new_alerts | resolved | repeat
+    status              firing while any alert fires, resolved when all have
+    labels              the group's `group_by` labels
+    common_labels       labels every alert of the group shares; `common_annotations` likewise
+    alerts              firing first, then resolved
+    """
+
+    key: str
+    reason: Literal["first", "new_alerts", "resolved", "repeat"]
+    status: Literal["firing", "resolved"]
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
+    common_labels: dict[str, str] = msgspec.field(default_factory=dict)
+    common_annotations: dict[str, str] = msgspec.field(default_factory=dict)
+    alerts: list[GroupAlert] = msgspec.field(default_factory=list)
+
+    def firing(self) -> list[GroupAlert]:
+        return [a for a in self.alerts if a.status == "firing"]
+
+    def resolved(self) -> list[GroupAlert]:
+        return [a for a in self.alerts if a.status == "resolved"]
+
+
 class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """What happened: the context every message is rendered from (templates see it as `event`).
 
@@ -115,6 +155,7 @@ class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     error              the evaluation error (kind error)
     link               where to look (the monitor in Beacon); None when there is no page for it
     time               when it happened (RFC 3339, UTC)
+    alert_group        a routed group notification (see AlertGroup); None for a monitor's own message
     """
 
     kind: EventKind = "test"
@@ -135,15 +176,21 @@ class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     error: str | None = None
     link: str | None = None
     time: str = ""
+    alert_group: AlertGroup | None = None
 
     def incident_key(self) -> str:
-        """sha256(monitor id + group): one incident per monitor and group, so a resolve closes its trigger."""
+        """sha256(monitor id + group): one incident per monitor and group, so a resolve closes its trigger; for a
+        routed group, sha256 of the group key, so the group's resolve closes what its first message opened."""
+        if self.alert_group is not None:
+            return hashlib.sha256(f"alert_group:{self.alert_group.key}".encode()).hexdigest()
         group = msgspec.json.encode(dict(sorted(self.group.items()))).decode() if self.group else ""
         basis = f"{self.monitor_id}{group}" if self.monitor_id else f"test:{self.monitor_event_id or self.time}"
         return hashlib.sha256(basis.encode()).hexdigest()
 
     @property
     def webhook_type(self) -> str:
+        if self.alert_group is not None:
+            return f"alerts.{self.alert_group.status}"
         return {"test": "notifier.test", "resolved": "monitor.resolved", "matched": "monitor.matched"}.get(
             self.kind, "monitor.triggered"
         )
@@ -292,6 +339,11 @@ class Adapter(Generic[C]):
         from adapters.context import template_context
 
         return template_context(event, self.context.settings)
+
+    def template_name(self, event: Event, plain: str, grouped: str) -> str:
+        """`grouped` for a routed group notification when this adapter's templates have it (a plugin's may not:
+        it then renders the group from `monitor_name` and `description` with its usual template)."""
+        return grouped if event.alert_group is not None and self.templates.has(grouped) else plain
 
     def render(self, event: Event) -> Message:
         raise NotImplementedError

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from adapters.base import Event
+from adapters.base import AlertGroup, Event, GroupAlert
 from adapters.templating import number, oneline, truncate_chars
 
 if TYPE_CHECKING:
@@ -71,9 +71,74 @@ def facts(event: Event) -> list[dict[str, str]]:
     return [{"name": k, "value": v} for k, v in rows]
 
 
+ALERTS_LISTED = 10  # in chat messages; webhook and e-mail messages carry every alert
+REASON_WORDS = {
+    "first": "first notification",
+    "new_alerts": "new alerts",
+    "resolved": "alerts resolved",
+    "repeat": "still firing (repeat)",
+}
+
+
+def labels_text(labels: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in labels.items())
+
+
+def alert_row(alert: GroupAlert, group: AlertGroup) -> dict[str, Any]:
+    """One alert as a chat line shows it: what it is (its summary, or its name), and the labels that set it apart
+    from the rest of the group."""
+    own = {k: v for k, v in alert.labels.items() if k not in group.common_labels}
+    what = alert.annotations.get("summary") or alert.labels.get("alertname") or labels_text(alert.labels)
+    line = truncate_chars(oneline(f"{what} ({labels_text(own)})" if own else what), MATCH_LINE_CHARS)
+    return {
+        "status": alert.status,
+        "line": line,
+        "icon": "🔥" if alert.status == "firing" else "✅",
+        "labels": labels_text(alert.labels),
+        "annotations": [{"name": k, "value": v} for k, v in alert.annotations.items()],
+        "starts_at": alert.starts_at,
+        "ends_at": alert.ends_at,
+        "generator_url": alert.generator_url,
+    }
+
+
+def group_context(event: Event) -> dict[str, Any]:
+    """Values derived once from a group notification for every template: title, summary, alert rows."""
+    group = event.alert_group
+    if group is None:
+        return {"group": None}
+    firing, resolved = group.firing(), group.resolved()
+    if group.status == "firing":
+        title = f"[FIRING:{len(firing)}] {event.monitor_name}"
+        summary = f"{len(firing)} alert{'s' if len(firing) != 1 else ''} firing"
+        summary += f", {len(resolved)} resolved." if resolved else "."
+    else:
+        title = f"[RESOLVED] {event.monitor_name}"
+        summary = f"All {len(resolved)} alert{'s' if len(resolved) != 1 else ''} resolved."
+    rows = [alert_row(a, group) for a in group.alerts]
+    lines = [f"{r['icon']} {r['line']}" for r in rows[:ALERTS_LISTED]]
+    if len(rows) > ALERTS_LISTED:
+        lines.append(f"… and {len(rows) - ALERTS_LISTED} more")
+    severity = group.common_labels.get("severity", "")
+    return {
+        "group": {
+            "title": title,
+            "summary": summary,
+            "reason": REASON_WORDS.get(group.reason, group.reason),
+            "labels": labels_text(group.labels),
+            "rows": rows,
+            "listed": rows[:ALERTS_LISTED],
+            "unlisted": max(len(rows) - ALERTS_LISTED, 0),
+            "lines": "\n".join(lines),  # the listed alerts, one a line, plain text
+            "severity": severity if severity in ("critical", "error", "warning", "info") else None,
+        }
+    }
+
+
 def template_context(event: Event, settings: Settings) -> dict[str, Any]:
     colour = COLOURS.get(event.kind, "#4A90E2")
     return {
+        **group_context(event),
         "event": msgspec.to_builtins(event),
         "facts": facts(event),
         "operator_words": OPERATOR_WORDS.get(event.operator or "", event.operator or ""),

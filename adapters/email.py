@@ -49,12 +49,14 @@ class Email(Adapter[EmailConfig]):
 
     def render(self, event: Event) -> Message:
         context = self.template_context(event)
-        subject = " ".join(self.templates.text("subject.txt.j2", **context).split())  # never a header break
+        # A routed group notification has its own subject and bodies (group_*.j2).
+        prefix = "group_" if self.template_name(event, "body.txt.j2", "group_body.txt.j2").startswith("group_") else ""
+        subject = " ".join(self.templates.text(f"{prefix}subject.txt.j2", **context).split())  # never a header break
         return Message(
             payload={
                 "subject": subject,
-                "text": self.templates.text("body.txt.j2", **context),
-                "html": self.templates.text("body.html.j2", **context),
+                "text": self.templates.text(f"{prefix}body.txt.j2", **context),
+                "html": self.templates.text(f"{prefix}body.html.j2", **context),
                 "to": list(self.config.addresses),
             }
         )

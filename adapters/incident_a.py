@@ -19,7 +19,8 @@ class IncidentA(IncidentAdapter[IncidentAConfig]):
     description = "Incident paging A (PagerDuty-style Events API v2)"
 
     def render(self, event: Event) -> Message:
-        name = "resolve.json.j2" if event.kind == "resolved" else "trigger.json.j2"
+        trigger = self.template_name(event, "trigger.json.j2", "group_trigger.json.j2")
+        name = "resolve.json.j2" if event.kind == "resolved" else trigger
         payload = self.templates.json(name, routing_key=self.config.integration_key, **self.template_context(event))
         if isinstance(payload.get("payload"), dict) and isinstance(payload["payload"].get("summary"), str):
             payload["payload"]["summary"] = truncate_chars(payload["payload"]["summary"], SUMMARY_LIMIT)

@@ -25,7 +25,8 @@ class IncidentB(IncidentAdapter[IncidentBConfig]):
         if event.kind == "resolved":
             payload = self.templates.json("close.json.j2", **context)
             return Message(payload=payload, action="close", meta={"alias": context["incident_key"]})
-        payload = self.templates.json("create.json.j2", **context)
+        create = self.template_name(event, "create.json.j2", "group_create.json.j2")
+        payload = self.templates.json(create, **context)
         for key, limit in LIMITS.items():
             if isinstance(payload.get(key), str):
                 payload[key] = truncate_chars(payload[key], limit)

@@ -103,6 +103,9 @@ class Templates:
         self.directory = directory
         self._env = _environment(tuple(str(d) for d in (directory, *shared)))
 
+    def has(self, name: str) -> bool:
+        return (self.directory / name).is_file()
+
     def _label(self, name: str) -> str:
         return _short_name(str(self.directory / name))
 

@@ -26,7 +26,7 @@ from urllib.parse import quote, unquote
 
 import msgspec
 
-from adapters.base import Adapter, AdapterContext, ConfigError, DeliveryResult, Event, Message
+from adapters.base import Adapter, AdapterContext, AlertGroup, ConfigError, DeliveryResult, Event, GroupAlert, Message
 from adapters.guard import DestinationGuard
 from adapters.http import HttpSender
 from adapters.redaction import secret_parts
@@ -63,6 +63,57 @@ def sample_events() -> dict[str, Event]:
         "no_data": replace_event(base, kind="no_data", state="no_data", value=None),
         "error": replace_event(base, kind="error", state="error", value=None, error="query timed out"),
         "test": Event(kind="test", time="2026-11-21T08:05:00.123Z", link="https://beacon.example.com"),
+    }
+
+
+def sample_group_events() -> dict[str, Event]:
+    """A routed group notification: two alerts firing and one resolved, then the whole group resolved."""
+    common = {"alertname": "HighLatency", "team": "payments", "severity": "critical"}
+
+    def alert(instance: str, status: str, summary: str) -> GroupAlert:
+        return GroupAlert(
+            fingerprint=f"f00d{instance[-1]}{'0' * 11}",
+            status=status,  # type: ignore[arg-type]
+            labels={**common, "instance": instance},
+            annotations={"summary": summary, "runbook": "https://runbooks.example.com/latency"},
+            starts_at="2026-11-21T08:00:00.000Z",
+            ends_at=None if status == "firing" else "2026-11-21T08:04:00.000Z",
+            generator_url="https://prometheus.example.com/graph?g0.expr=latency",
+        )
+
+    firing = [
+        alert("db-1", "firing", "p99 latency 2.1 s on db-1"),
+        alert("db-2", "firing", "p99 latency 1.7 s on db-2"),
+        alert("db-3", "resolved", "p99 latency 1.2 s on db-3"),
+    ]
+    group = AlertGroup(
+        key='{}/{team="payments"}:{alertname="HighLatency"}',
+        reason="new_alerts",
+        status="firing",
+        labels={"alertname": "HighLatency"},
+        common_labels=common,
+        common_annotations={"runbook": "https://runbooks.example.com/latency"},
+        alerts=firing,
+    )
+    resolved = [msgspec.structs.replace(a, status="resolved", ends_at="2026-11-21T08:09:00.000Z") for a in firing]
+    base = Event(
+        kind="triggered",
+        state="alerting",
+        monitor_name="HighLatency",
+        description="2 firing, 1 resolved",
+        link="https://beacon.example.com/ui/alerts",
+        time="2026-11-21T08:05:00.123Z",
+        alert_group=group,
+    )
+    return {
+        "group_firing": base,
+        "group_resolved": replace_event(
+            base,
+            kind="resolved",
+            state="ok",
+            description="All 3 alerts resolved.",
+            alert_group=msgspec.structs.replace(group, reason="resolved", status="resolved", alerts=resolved),
+        ),
     }
 
 
@@ -145,6 +196,18 @@ def check_render(instance: Adapter[Any]) -> dict[str, Message]:
     text = json.dumps(rendered["hostile"].payload, ensure_ascii=False)
     assert "49" not in text.replace("2026", ""), "a template expression in the data was evaluated"
     assert "{{ 7*7 }}" in text or "{{ 7*7 }}".replace("<", "&lt;") in text, "hostile text was lost"
+    return rendered
+
+
+def check_group_render(instance: Adapter[Any]) -> dict[str, Message]:
+    """A routed group notification (firing, then resolved) renders to a JSON-serialisable message that names the
+    group (the built-in types from `templates/<type>/group*`; a plugin may keep rendering `monitor_name` and
+    `description`, which a group event also fills)."""
+    rendered = {kind: instance.render(event) for kind, event in sample_group_events().items()}
+    for kind, message in rendered.items():
+        encoded = msgspec.json.encode(message.payload)
+        assert json.loads(encoded) == message.payload, f"{kind}: payload does not survive JSON"
+    assert "HighLatency" in json.dumps(rendered["group_firing"].payload), "the group's name is missing"
     return rendered
 
 

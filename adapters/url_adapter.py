@@ -18,6 +18,7 @@ U = TypeVar("U", bound=UrlConfig)
 
 class UrlAdapter(Adapter[U]):
     template: ClassVar[str] = "message.json.j2"
+    group_template: ClassVar[str] = "group.json.j2"  # a routed group notification (event.alert_group)
     query_params: ClassVar[dict[str, str]] = {}
 
     @classmethod
@@ -38,7 +39,8 @@ class UrlAdapter(Adapter[U]):
         return f"{cls.type}:" + hashlib.sha256(config.url.encode()).hexdigest() if cls.min_interval else None
 
     def render(self, event: Event) -> Message:
-        return Message(payload=self.templates.json(self.template, **self.template_context(event)))
+        name = self.template_name(event, self.template, self.group_template)
+        return Message(payload=self.templates.json(name, **self.template_context(event)))
 
     async def send(self, message: Message) -> DeliveryResult:
         return await self.context.http.post_json(

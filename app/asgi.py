@@ -33,6 +33,8 @@ from app.pagination import CursorCodec
 from app.query.controllers import QueryController
 from app.ratelimit import RateLimiter
 from app.request_ids import add_response_headers
+from app.routing.controllers import AlertController, RoutingController, SilenceController
+from app.routing.env import RoutingEnv
 from app.scheduler import start_scheduler
 from app.settings import Settings
 from app.system.controllers import error_docs, healthz, readyz
@@ -59,6 +61,9 @@ def route_handlers() -> list[ControllerRouterHandler]:
         NotifierDeliveryController,
         DeliveryController,
         MonitorController,
+        AlertController,
+        SilenceController,
+        RoutingController,
     ]
 
 
@@ -86,6 +91,7 @@ def create_app(settings: Settings) -> Litestar:
         app.state.sessionmaker = make_sessionmaker(engine)
         http = HttpSender(app.state.notifier_env.guard, timeout=settings.http_timeout_seconds)
         app.state.delivery_env = DeliveryEnv(settings, app.state.notifier_env, http, app.state.sessionmaker)
+        app.state.routing_env = RoutingEnv(app.state.delivery_env)
         scheduler = start_scheduler(app, settings) if settings.run_scheduler else None
         try:
             yield

@@ -39,6 +39,12 @@ SCOPES = (
     "monitors:read",
     "monitors:write",
     "tokens:write",
+    "alerts:read",
+    "alerts:write",
+    "silences:read",
+    "silences:write",
+    "routing:read",
+    "routing:write",
     "*",
 )
 TOKEN_PREFIX = "bcn_"

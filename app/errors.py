@@ -78,6 +78,12 @@ ERRORS: dict[str, ErrorKind] = {
     "not_found": ErrorKind(404, "invalid_request_error", "No such route or resource."),
     "method_not_allowed": ErrorKind(405, "invalid_request_error", "The route exists but not for this method."),
     "conflict": ErrorKind(409, "invalid_request_error", "The request conflicts with the resource's current state."),
+    "version_conflict": ErrorKind(
+        412, "invalid_request_error", "`If-Match` names a version that is no longer current: read it again and retry."
+    ),
+    "precondition_required": ErrorKind(
+        428, "invalid_request_error", "This write needs an `If-Match` header with the version it replaces."
+    ),
     "payload_too_large": ErrorKind(
         413,
         "invalid_request_error",

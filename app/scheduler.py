@@ -55,12 +55,30 @@ async def _monitors(app: Litestar) -> None:
     await run_tick(app.state)
 
 
+async def _routing(app: Litestar) -> None:
+    from app.monitors.tick import delivery_wake
+    from app.routing.jobs import Timer, run_routing
+
+    env = app.state.routing_env
+    result = await run_routing(env)
+    if result.queued:
+        delivery_wake(app.state)()  # group notifications go out now, not at the worker's next poll
+    if result.next_flush_at is not None:
+        delay = (result.next_flush_at - env.now()).total_seconds()
+        # Due before the next tick: run again just then (a group already overdue waits for the tick: it is
+        # being flushed elsewhere, or failing, and must not spin this loop).
+        if 0 < delay < env.delivery.settings.routing_tick_seconds:
+            env.timer = env.timer or Timer()
+            env.timer.at(delay + 0.005, lambda: _routing(app))
+
+
 def job_specs() -> list[JobSpec]:
     return [
         JobSpec("retention", _retention, lambda s: s.retention_interval_seconds),
         # One tick at a time per process; the worker's lanes give the concurrency.
         JobSpec("deliveries", _deliveries, lambda s: s.delivery_poll_seconds),
         JobSpec("monitors", _monitors, lambda s: s.monitor_tick_seconds),
+        JobSpec("routing", _routing, lambda s: s.routing_tick_seconds),
     ]
 
 

@@ -89,6 +89,8 @@ class Settings:
     monitor_concurrency: int = 4
     monitor_query_timeout_seconds: float = 10.0
     monitor_match_settle_seconds: float = 5.0
+    # Routing: how often the job places new alerts in their groups and flushes the groups that are due.
+    routing_tick_seconds: float = 1.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -162,6 +164,7 @@ class Settings:
             monitor_concurrency=get_int("MONITOR_CONCURRENCY", cls.monitor_concurrency),
             monitor_query_timeout_seconds=get_float("MONITOR_QUERY_TIMEOUT_SECONDS", cls.monitor_query_timeout_seconds),
             monitor_match_settle_seconds=get_float("MONITOR_MATCH_SETTLE_SECONDS", cls.monitor_match_settle_seconds),
+            routing_tick_seconds=get_float("ROUTING_TICK_SECONDS", cls.routing_tick_seconds),
         )
 
     @property

@@ -24,25 +24,20 @@ import asyncio
 import json
 import os
 import random
-import socket
-import subprocess
 import sys
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import asyncpg
 import httpx
 
-from app.db.migrate import upgrade
 from app.settings import asyncpg_dsn
+from bench.serve import finish, scratch_database, start_beacon, wait_ready, webhook_notifier
 
 ROOT = Path(__file__).resolve().parent.parent
-BEACON = str(Path(sys.executable).parent / "beacon")
 KEYS = 50  # monitors watch key i % 50: 20 monitors per key
 BASE_RATE = 1.0  # events per second per key: about 10 per 10-second range
 HOT_RATE = 6.0  # extra events per second for the hot key: about 70 per range
@@ -56,12 +51,6 @@ def pct(values: list[float], p: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Receiver:
@@ -178,57 +167,17 @@ async def main() -> None:
     parser.add_argument("--warmup", type=float, default=25)
     args = parser.parse_args()
 
-    server_url = os.environ.get("BEACON_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-    name = f"beacon_bench_monitors_{os.getpid()}"
-    admin = await asyncpg.connect(asyncpg_dsn(server_url))
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
+    admin, name, url = await scratch_database("monitors")
     dsn = asyncpg_dsn(url)
     proc = None
     receiver = Receiver()
     try:
-        await asyncio.to_thread(upgrade, url)
         hook_url = await receiver.start()
-        port = free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("BEACON_")}
-        env.update(
-            BEACON_DATABASE_URL=url,
-            BEACON_SECRET_KEY="bench-secret",
-            BEACON_ALLOW_PRIVATE_DESTINATIONS="true",
-            BEACON_DATA_DIR=f"/tmp/{name}",
-            BEACON_LOG_LEVEL="warning",
-            BEACON_RATE_LIMIT_OTHER="100000",
-            BEACON_RATE_LIMIT_INGEST="100000",
-            BEACON_RATE_LIMIT_READ="100000",
-        )
-        # The first start prints an admin token.
-        proc = subprocess.Popen(  # noqa: ASYNC220 - started once, before anything is measured
-            [BEACON, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
-        assert proc.stdout is not None
-        token = None
-        while token is None:
-            line = proc.stdout.readline()
-            if not line:
-                raise SystemExit("beacon serve exited")
-            if line.strip().startswith("bcn_"):
-                token = line.strip()
-        # Keep reading the server's output, or it blocks once the pipe is full.
-        threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+        proc, token, port = start_beacon(url, name)
         base = f"http://127.0.0.1:{port}"
         async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
-            for _ in range(200):
-                try:
-                    if (await http.get(f"{base}/readyz")).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.1)
-            r = await http.post(
-                f"{base}/v1/notifiers", json={"name": "bench", "type": "webhook", "config": {"url": hook_url}}
-            )
-            r.raise_for_status()
-            notifier = r.json()["id"]
+            await wait_ready(http, base)
+            notifier = await webhook_notifier(http, base, hook_url)
             stop = asyncio.Event()
             feeder = asyncio.create_task(feed(http, base, stop))
             await asyncio.sleep(2)  # the dataset exists before the monitors
@@ -330,16 +279,9 @@ async def main() -> None:
             f"({cpu / wall * 100:.0f} % of one core)"
         )
     finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
         if receiver.server is not None:
             receiver.server.close()
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+        await finish(proc, admin, name)
 
 
 if __name__ == "__main__":

@@ -147,6 +147,7 @@ class Monitor(Resource, kw_only=True):
     resolvable: bool = True
     trigger_after: TriggerAfter = msgspec.field(default_factory=TriggerAfter)
     disabled_until: datetime | None = None
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
     state: str | None = None
     last_value: float | None = None
     last_evaluated_at: datetime | None = None

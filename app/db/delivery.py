@@ -30,6 +30,9 @@ class Delivery(Base):
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+    # A routed group notification: the group it reports and why it was sent (first, new_alerts, resolved, repeat).
+    alert_group_key: Mapped[str | None] = mapped_column(Text, default=None)
+    alert_group_reason: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class DeliveryAttempt(Base):

@@ -34,6 +34,7 @@ class Monitor(Base):
     disabled_until: Mapped[datetime | None]
     state: Mapped[str] = mapped_column(Text)
     series: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    labels: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict)  # routing labels (app/monitors/alerting.py)
     last_value: Mapped[float | None] = mapped_column(Float)
     last_error: Mapped[str | None] = mapped_column(Text)
     last_evaluated_at: Mapped[datetime | None]

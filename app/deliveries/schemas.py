@@ -35,6 +35,9 @@ class DeliveryOut(msgspec.Struct, kw_only=True):
     response_status: int | None
     error: str | None
     created_at: str
+    # A routed group notification: its group key and why it was sent (first, new_alerts, resolved, repeat).
+    alert_group_key: str | None = None
+    alert_group_reason: str | None = None
     # Each attempt (status code, error, duration): in single-delivery answers, not in lists.
     attempt_log: list[AttemptOut] | UnsetType = UNSET
 

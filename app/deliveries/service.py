@@ -36,6 +36,8 @@ def to_out(d: Delivery, attempts: list[DeliveryAttempt] | None = None) -> Delive
         response_status=d.response_status,
         error=d.error,
         created_at=iso_ms(d.created_at),
+        alert_group_key=d.alert_group_key,
+        alert_group_reason=d.alert_group_reason,
     )
     if attempts is not None:
         out.attempt_log = [
@@ -61,9 +63,12 @@ def enqueue(
     event: Event,
     monitor_id: str | None = None,
     monitor_event_id: str | None = None,
+    alert_group_key: str | None = None,
+    alert_group_reason: str | None = None,
 ) -> Delivery:
     """Add a due delivery to the session without committing: a monitor writes its state change and its
-    deliveries in one transaction (outbox); the worker sends them."""
+    deliveries in one transaction (outbox), as a routing flush does its group notifications; the worker
+    sends them."""
     now = utcnow()
     delivery = Delivery(
         id=new_id("dlv_"),
@@ -81,6 +86,8 @@ def enqueue(
         error=None,
         created_at=now,
         updated_at=now,
+        alert_group_key=alert_group_key,
+        alert_group_reason=alert_group_reason,
     )
     session.add(delivery)
     return delivery

@@ -51,7 +51,8 @@ class MonitorController(Controller):
     async def update(
         self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str, data: MonitorUpdate
     ) -> MonitorOut:
-        return await service.update_monitor(db, principal(request), monitor_id, data)
+        base_url = request.app.state.settings.base_url
+        return await service.update_monitor(db, principal(request), monitor_id, data, base_url=base_url)
 
     @delete("/{monitor_id:str}", status_code=204, opt=WRITE)
     async def remove(self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str) -> None:

@@ -28,6 +28,7 @@ from app.db.monitor_event import MonitorEvent
 from app.db.monitor_notifier import MonitorNotifier
 from app.deliveries.sending import DeliveryEnv
 from app.deliveries.service import enqueue
+from app.monitors import alerting
 from app.monitors.evaluation import Observation, Window, observe, rules_of, window_for
 from app.monitors.state import Change, Series, Step, resize, step_match, step_threshold
 from app.request_ids import new_id
@@ -55,7 +56,11 @@ class Report:
 
 
 def link(env: DeliveryEnv, monitor_id: str) -> str:
-    return f"{env.settings.base_url}/v1/monitors/{monitor_id}"
+    return link_for(env.settings.base_url, monitor_id)
+
+
+def link_for(base_url: str, monitor_id: str) -> str:
+    return f"{base_url}/v1/monitors/{monitor_id}"
 
 
 def next_due(due: datetime, now: datetime, interval_seconds: int) -> datetime:
@@ -119,9 +124,15 @@ async def evaluate(
     if dry_run:
         return report
     report.row = _row(monitor, report, scheduled)
-    for row, change in zip(report.events, step.changes, strict=True):
+    sends = [True] * len(step.changes)
+    if step.changes:  # the monitor's alerts follow (app/routing); its own notifiers hear of what is not suppressed
+        direct = report.notifier_ids or await routes(session, monitor.id)
+        sends = await alerting.record(
+            session, monitor, step, now, link=link(env, monitor.id), error=observed.error, direct=bool(direct)
+        )
+    for row, change, send in zip(report.events, step.changes, sends, strict=True):
         session.add(row)
-        if change.notify:
+        if change.notify and send:
             message = _message(env, monitor, change, row, observed)
             row.delivery_ids = [
                 enqueue(session, env, notifier_id=n, event=message, monitor_id=monitor.id, monitor_event_id=row.id).id

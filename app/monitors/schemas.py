@@ -18,6 +18,7 @@ Range = Annotated[int, msgspec.Meta(ge=1, le=30 * 86_400)]
 Delay = Annotated[int, msgspec.Meta(ge=0, le=86_400)]
 NotifierIds = Annotated[list[Annotated[str, msgspec.Meta(min_length=1, max_length=64)]], msgspec.Meta(max_length=50)]
 Finite = Annotated[float, msgspec.Meta(ge=-1e300, le=1e300)]  # JSON has no infinity; NaN fails both bounds
+Labels = dict[str, str]  # routing labels, checked by app/monitors/alerting.py
 
 STATES = ("ok", "alerting", "no_data", "error")
 
@@ -45,6 +46,7 @@ class MonitorCreate(RequestBody):
     resolvable: bool = True
     trigger_after: TriggerAfter = msgspec.field(default_factory=TriggerAfter)
     disabled_until: AwareDatetime | None = None
+    labels: Labels = msgspec.field(default_factory=dict)
 
 
 class MonitorUpdate(RequestBody):
@@ -66,6 +68,7 @@ class MonitorUpdate(RequestBody):
     resolvable: bool | UnsetType = UNSET
     trigger_after: TriggerAfter | UnsetType = UNSET
     disabled_until: AwareDatetime | UnsetType | None = UNSET
+    labels: Labels | UnsetType = UNSET
 
 
 class TriggerAfterOut(msgspec.Struct):
@@ -87,6 +90,7 @@ class MonitorOut(msgspec.Struct, kw_only=True):
     range_seconds: int
     delay_seconds: int
     notifier_ids: list[str]
+    labels: Labels
     alert_on_no_data: bool
     notify_by_group: bool
     resolvable: bool

@@ -23,7 +23,7 @@ from app.db.monitor_notifier import MonitorNotifier
 from app.db.notifier import Notifier
 from app.deliveries.sending import DeliveryEnv
 from app.errors import BeaconError, check_choice, not_found
-from app.monitors import queries, runner
+from app.monitors import alerting, queries, runner
 from app.monitors.evaluation import iso_range
 from app.monitors.schemas import (
     STATES,
@@ -63,6 +63,7 @@ class Definition:
     resolvable: bool
     trigger_after: TriggerAfter
     disabled_until: datetime | None
+    labels: dict[str, str]
 
 
 def _check(d: Definition, who: Principal, now: datetime) -> str:
@@ -88,6 +89,7 @@ def _check(d: Definition, who: Principal, now: datetime) -> str:
                     "finds new events.",
                     param=name,
                 )
+    d.labels = alerting.check_monitor_labels(d.labels)
     if d.trigger_after.m > d.trigger_after.n:
         raise BeaconError(
             "invalid_field", "`trigger_after.m` must not be greater than `trigger_after.n`.", param="trigger_after.m"
@@ -139,6 +141,7 @@ def to_out(m: Monitor, notifier_ids: list[str]) -> MonitorOut:
         range_seconds=m.range_seconds,
         delay_seconds=m.delay_seconds,
         notifier_ids=notifier_ids,
+        labels=dict(m.labels or {}),
         alert_on_no_data=m.alert_on_no_data,
         notify_by_group=m.notify_by_group,
         resolvable=m.resolvable,
@@ -195,6 +198,7 @@ def _definition(data: MonitorCreate) -> Definition:
         resolvable=data.resolvable,
         trigger_after=data.trigger_after,
         disabled_until=to_ms(data.disabled_until) if data.disabled_until else None,
+        labels=data.labels,
     )
 
 
@@ -215,6 +219,7 @@ def _assign(monitor: Monitor, d: Definition, dataset: str) -> None:
     monitor.trigger_m = d.trigger_after.m
     monitor.trigger_n = d.trigger_after.n
     monitor.disabled_until = d.disabled_until
+    monitor.labels = d.labels
 
 
 async def create_monitor(session: AsyncSession, who: Principal, data: MonitorCreate) -> MonitorOut:
@@ -285,7 +290,9 @@ async def list_monitors(
     )
 
 
-async def update_monitor(session: AsyncSession, who: Principal, monitor_id: str, data: MonitorUpdate) -> MonitorOut:
+async def update_monitor(
+    session: AsyncSession, who: Principal, monitor_id: str, data: MonitorUpdate, *, base_url: str
+) -> MonitorOut:
     monitor = await get_monitor(session, who, monitor_id, for_update=True)
     if data.type is not UNSET and data.type != monitor.type:
         raise BeaconError(
@@ -307,7 +314,9 @@ async def update_monitor(session: AsyncSession, who: Principal, monitor_id: str,
         resolvable=monitor.resolvable,
         trigger_after=TriggerAfter(m=monitor.trigger_m, n=monitor.trigger_n),
         disabled_until=monitor.disabled_until,
+        labels=dict(monitor.labels or {}),
     )
+    before = (current.name, current.labels, current.apl)
     changes: dict[str, Any] = {
         name: getattr(data, name)
         for name in Definition.__dataclass_fields__
@@ -329,12 +338,19 @@ async def update_monitor(session: AsyncSession, who: Principal, monitor_id: str,
         notifier_ids = await _check_notifiers(session, data.notifier_ids)
         await session.execute(delete(MonitorNotifier).where(MonitorNotifier.monitor_id == monitor.id))
         _set_routes(session, monitor.id, notifier_ids)
+    if before != (d.name, d.labels, d.apl) or data.notifier_ids is not UNSET:
+        # Its alerts carry the name, labels and dataset, and who sends them: report them anew.
+        direct = (
+            bool(notifier_ids) if data.notifier_ids is not UNSET else bool(await runner.routes(session, monitor.id))
+        )
+        await alerting.refresh(session, monitor, now, link=runner.link_for(base_url, monitor.id), direct=direct)
     await _commit_routes(session)
     return await render(session, monitor)
 
 
 async def delete_monitor(session: AsyncSession, who: Principal, monitor_id: str) -> None:
     monitor = await get_monitor(session, who, monitor_id, for_update=True)
+    await alerting.forget(session, monitor.id, utcnow())
     await session.delete(monitor)
     await session.commit()
 

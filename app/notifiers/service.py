@@ -9,17 +9,20 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.base import Adapter, AdapterConfig, ConfigError
 from adapters.guard import DestinationGuard, DestinationRefused
 from adapters.registry import AdapterRegistry
 from adapters.webhook import new_signing_secret
+from app.db.engine import driver_connection
 from app.db.notifier import Notifier
 from app.errors import BeaconError, not_found
 from app.notifiers.schemas import NotifierCreate, NotifierOut, NotifierUpdate, NotifierWithSecret
 from app.pagination import CursorCodec, ListEnvelope, paginate
 from app.request_ids import new_id
+from app.routing import config as routing_config
 from app.secretbox import SecretBox
 from app.settings import Settings
 from app.timefmt import iso_ms, iso_ms_or_none, utcnow
@@ -221,8 +224,13 @@ async def rotate_secret(session: AsyncSession, env: NotifierEnv, notifier_id: st
 
 async def delete_notifier(session: AsyncSession, notifier_id: str) -> None:
     notifier = await get_notifier(session, notifier_id, for_update=True)
+    await routing_config.check_unused(await driver_connection(session), notifier_id)  # after the lock above
     await session.delete(notifier)
-    await session.commit()
+    try:
+        await session.commit()
+    except IntegrityError:  # the routing document named it meanwhile (routing_notifiers: ON DELETE RESTRICT)
+        await session.rollback()
+        raise BeaconError("conflict", "The routing document sends to this notifier; remove it there first.") from None
 
 
 def signing_secrets(env: NotifierEnv, notifier: Notifier, now: datetime) -> list[str]:

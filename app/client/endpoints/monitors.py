@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -29,6 +29,7 @@ def create_monitor(
     resolvable: bool | Unset = msgspec.UNSET,
     trigger_after: TriggerAfter | Unset = msgspec.UNSET,
     disabled_until: TimeArg | Unset = msgspec.UNSET,
+    labels: Mapping[str, str] | Unset = msgspec.UNSET,
 ) -> Call[Monitor]:
     """A `threshold` monitor (with `operator` and `threshold`) or a `match_event` one; unset fields take
     the service's defaults."""
@@ -51,6 +52,7 @@ def create_monitor(
         resolvable=resolvable,
         trigger_after=trigger_after,
         disabled_until=disabled_until,
+        labels=dict(labels) if not isinstance(labels, Unset) else labels,
     )
 
 
@@ -79,6 +81,7 @@ def update_monitor(
     resolvable: bool | Unset = msgspec.UNSET,
     trigger_after: TriggerAfter | Unset = msgspec.UNSET,
     disabled_until: TimeArg | Unset | None = msgspec.UNSET,
+    labels: Mapping[str, str] | Unset = msgspec.UNSET,
 ) -> Call[Monitor]:
     """Change only the fields given (None clears an optional one)."""
     return json_call(
@@ -99,6 +102,7 @@ def update_monitor(
         resolvable=resolvable,
         trigger_after=trigger_after,
         disabled_until=disabled_until,
+        labels=dict(labels) if not isinstance(labels, Unset) else labels,
     )
 
 

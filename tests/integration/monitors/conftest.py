@@ -122,6 +122,10 @@ class Harness:
         bodies = [json.loads(request.get_data()) for request, _ in self.httpserver.log]
         return sorted(bodies, key=lambda b: b["data"]["time"])
 
+    def received_raw(self) -> list[dict[str, Any]]:
+        """The webhook bodies in the order they arrived."""
+        return [json.loads(request.get_data()) for request, _ in self.httpserver.log]
+
 
 @pytest.fixture
 def h(client, auth, db, env, httpserver) -> Harness:

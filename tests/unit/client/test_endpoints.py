@@ -34,6 +34,12 @@ def test_create_monitor_sends_only_what_is_given():
     }
 
 
+def test_monitor_labels_go_in_create_and_update():
+    call = monitors.create_monitor("errors", "match_event", "['web']", labels={"team": "payments"})
+    assert body(call)["labels"] == {"team": "payments"}
+    assert body(monitors.update_monitor("mon_1", labels={})) == {"labels": {}}
+
+
 def test_partial_updates_leave_out_unset_fields_and_send_null_to_clear():
     call = monitors.update_monitor("mon_1", description=None, interval_seconds=30)
     assert (call.method, call.path) == ("PATCH", "/v1/monitors/mon_1")

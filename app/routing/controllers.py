@@ -1,0 +1,171 @@
+"""/v1/alerts, /v1/silences and /v1/routing: thin handlers over app/routing/service.py and silences.py."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, delete, get, patch, post, put
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.params import HeaderParameter, QueryParameter
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import principal
+from app.pagination import CursorCodec, Limit, ListEnvelope
+from app.routing import service, silences
+from app.routing.document import Document
+from app.routing.env import RoutingEnv
+from app.routing.schemas import (
+    AlertGroupOut,
+    AlertOut,
+    AlertPost,
+    AlertsReceived,
+    RoutingStatus,
+    RoutingTestOut,
+    RoutingTestRequest,
+    SilenceCreate,
+    SilenceOut,
+    SilenceUpdate,
+)
+
+Filters = Annotated[
+    list[str] | None,
+    QueryParameter(name="filter", description='A matcher such as team="payments"; repeat it: all must hold.'),
+]
+State_ = Annotated[
+    str | None, QueryParameter(name="state", description="firing, suppressed or resolved (default: all).")
+]
+
+
+def provide_routing_env(state: State) -> RoutingEnv:
+    env: RoutingEnv = state.routing_env
+    return env
+
+
+DEPENDENCIES = {"renv": Provide(provide_routing_env, sync_to_thread=False)}
+
+
+class AlertController(Controller):
+    path = "/v1/alerts"
+    tags = ["alerts"]
+    dependencies = DEPENDENCIES
+
+    @post("/", status_code=200, opt={"scope": "alerts:write"})
+    async def post_alerts(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: list[AlertPost]
+    ) -> AlertsReceived:
+        """Alerts from outside (Alertmanager's semantics): without `ends_at` one resolves 5 minutes after it was
+        last posted; posting it again extends it."""
+        return await service.post_alerts(db, renv, principal(request), data)
+
+    @get("/", opt={"scope": "alerts:read"})
+    async def list_alerts(
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        codec: CursorCodec,
+        renv: RoutingEnv,
+        filters: Filters = None,
+        state_: State_ = None,
+        limit: Limit = None,
+        cursor: str | None = None,
+    ) -> ListEnvelope[AlertOut]:
+        flt = service.alert_filter(filters, state_)
+        return await service.list_alerts(db, codec, renv, principal(request), flt, limit=limit, cursor=cursor)
+
+    @get("/groups", opt={"scope": "alerts:read"})
+    async def groups(
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        renv: RoutingEnv,
+        filters: Filters = None,
+        state_: State_ = None,
+    ) -> ListEnvelope[AlertGroupOut]:
+        """The groups the routing tree forms of the alerts now (firing and suppressed unless `state` says)."""
+        found = await service.alert_groups(db, renv, principal(request), service.alert_filter(filters, state_))
+        return ListEnvelope(data=found, has_more=False, next_cursor=None)
+
+    @get("/{fingerprint:str}", opt={"scope": "alerts:read"})
+    async def retrieve(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, fingerprint: str
+    ) -> AlertOut:
+        return await service.get_alert(db, renv, principal(request), fingerprint)
+
+
+class SilenceController(Controller):
+    path = "/v1/silences"
+    tags = ["silences"]
+    dependencies = DEPENDENCIES
+
+    @post("/", status_code=201, opt={"scope": "silences:write"})
+    async def create(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: SilenceCreate
+    ) -> SilenceOut:
+        return await silences.create(db, principal(request), data, renv.now())
+
+    @get("/", opt={"scope": "silences:read"})
+    async def list_silences(
+        self,
+        db: AsyncSession,
+        codec: CursorCodec,
+        renv: RoutingEnv,
+        state_: Annotated[str | None, QueryParameter(name="state", description="pending, active or expired.")] = None,
+        limit: Limit = None,
+        cursor: str | None = None,
+    ) -> ListEnvelope[SilenceOut]:
+        return await silences.list_silences(db, codec, renv.now(), state=state_, limit=limit, cursor=cursor)
+
+    @get("/{silence_id:str}", opt={"scope": "silences:read"})
+    async def retrieve(self, db: AsyncSession, renv: RoutingEnv, silence_id: str) -> SilenceOut:
+        return silences.to_out(await silences.get(db, silence_id), renv.now())
+
+    @patch("/{silence_id:str}", opt={"scope": "silences:write"})
+    async def update(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str, data: SilenceUpdate
+    ) -> SilenceOut:
+        return await silences.update(db, principal(request), silence_id, data, renv.now())
+
+    @delete("/{silence_id:str}", status_code=200, opt={"scope": "silences:write"})
+    async def expire(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
+    ) -> SilenceOut:
+        """Expire the silence now (it is kept, as `expired`)."""
+        return await silences.expire(db, principal(request), silence_id, renv.now())
+
+
+def _with_etag(doc: Document) -> Response[Document]:
+    return Response(content=doc, headers={"ETag": f'"{doc.version}"'})
+
+
+class RoutingController(Controller):
+    path = "/v1/routing"
+    tags = ["routing"]
+    dependencies = DEPENDENCIES
+
+    @get("/", opt={"scope": "routing:read"})
+    async def retrieve(self, db: AsyncSession) -> Response[Document]:
+        """The routing document; its `version` (also the ETag) is what `PUT` needs in `If-Match`."""
+        return _with_etag(await service.get_routing(db))
+
+    @put("/", opt={"scope": "routing:write"})
+    async def replace(
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        renv: RoutingEnv,
+        data: Document,
+        if_match: Annotated[str | None, HeaderParameter(name="If-Match", description="The version replaced.")] = None,
+    ) -> Response[Document]:
+        """Replace the whole document, checked as a whole: 428 without `If-Match`, 412 when it is not current."""
+        return _with_etag(await service.put_routing(db, renv, principal(request), data, if_match))
+
+    @post("/test", status_code=200, opt={"scope": "routing:read"})
+    async def test(self, db: AsyncSession, renv: RoutingEnv, data: RoutingTestRequest) -> RoutingTestOut:
+        """Which routes, notifiers and group an alert with these labels would get, and whether it would be
+        silenced, inhibited or muted now; nothing is stored or sent."""
+        return await service.test_routing(db, renv, data.labels)
+
+    @get("/status", opt={"scope": "routing:read"})
+    async def status(self, db: AsyncSession, renv: RoutingEnv) -> RoutingStatus:
+        return await service.status(db, renv)

@@ -1,0 +1,49 @@
+"""What routing needs from the running app: the delivery environment (to enqueue group notifications), a clock
+(tests drive it), and counters kept for metrics."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from app.deliveries.sending import DeliveryEnv
+from app.timefmt import utcnow
+from app.timeparams import to_ms
+
+
+@dataclass
+class Counters:
+    """Counts since this process started (per process; the tables hold the lasting record)."""
+
+    alerts_received: Counter[str] = field(default_factory=Counter)  # by source: external, monitor
+    notifications: Counter[str] = field(default_factory=Counter)  # by reason: first, new_alerts, resolved, repeat
+    groups_created: int = 0
+    flushes: int = 0
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "alerts_received": dict(self.alerts_received),
+            "notifications": dict(self.notifications),
+            "groups_created": self.groups_created,
+            "flushes": self.flushes,
+        }
+
+
+@dataclass
+class RoutingEnv:
+    delivery: DeliveryEnv
+    clock: Callable[[], datetime] = utcnow
+    counters: Counters = field(default_factory=Counters)
+    last_gc: datetime | None = None
+    timer: Any = None  # the job's wake-up for the next due group (app.routing.jobs.Timer), made on first use
+
+    def now(self) -> datetime:
+        return to_ms(self.clock())
+
+    @property
+    def link(self) -> str:
+        """Where a group notification points: the console's alerts page."""
+        return f"{self.delivery.settings.base_url}/ui/alerts"

@@ -1,0 +1,174 @@
+"""Alerts and the routing document through the API: what the /v1 controllers (and a compatible facade) call.
+
+Every function takes the session it works in and the moment it works at (`env.now()`), so that tests can run
+the timers on a clock of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import aclosing
+from datetime import datetime
+
+import msgspec
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import Principal
+from app.db.engine import driver_connection
+from app.errors import BeaconError, check_choice, not_found
+from app.pagination import CursorCodec, ListEnvelope, check_limit
+from app.routing import config, document, store, views
+from app.routing.env import RoutingEnv
+from app.routing.labels import MAX_ANNOTATION_CHARS, check_labels
+from app.routing.matchers import check_matchers
+from app.routing.schemas import (
+    ALERT_STATES,
+    MAX_ALERTS_PER_POST,
+    AlertGroupOut,
+    AlertOut,
+    AlertPost,
+    AlertsReceived,
+    RoutingStatus,
+    RoutingTestOut,
+)
+from app.routing.silences import require_unlimited
+from app.routing.suppression import Suppressor, load
+from app.timefmt import iso_ms
+from app.timeparams import to_ms
+
+
+def _check_post(i: int, alert: AlertPost) -> store.AlertInput:
+    labels = check_labels(alert.labels, f"[{i}].labels", required=True)
+    annotations = check_labels(alert.annotations, f"[{i}].annotations", max_value=MAX_ANNOTATION_CHARS)
+    starts = to_ms(alert.starts_at) if alert.starts_at else None
+    ends = to_ms(alert.ends_at) if alert.ends_at else None
+    if starts is not None and ends is not None and ends < starts:
+        raise BeaconError("invalid_field", "`ends_at` must not be before `starts_at`.", param=f"[{i}].ends_at")
+    return store.AlertInput(labels, annotations, starts, ends, alert.generator_url, source="external")
+
+
+async def post_alerts(
+    session: AsyncSession, env: RoutingEnv, who: Principal, alerts: Sequence[AlertPost]
+) -> AlertsReceived:
+    """Store posted alerts (firing, or resolved with an `ends_at` in the past); the routing job groups them."""
+    if who.datasets is not None:
+        raise BeaconError(
+            "insufficient_scope", "External alerts belong to no dataset: a token limited to datasets cannot post them."
+        )
+    if len(alerts) > MAX_ALERTS_PER_POST:
+        raise BeaconError(
+            "invalid_field", f"At most {MAX_ALERTS_PER_POST} alerts per request; got {len(alerts)}.", param="alerts"
+        )
+    inputs = [_check_post(i, a) for i, a in enumerate(alerts)]
+    fingerprints = await store.upsert(await store.in_transaction(session), inputs, env.now())
+    await session.commit()
+    env.counters.alerts_received["external"] += len(inputs)
+    return AlertsReceived(received=len(inputs), fingerprints=fingerprints)
+
+
+async def suppressor(session: AsyncSession, now: datetime) -> Suppressor:
+    conn = await driver_connection(session)
+    return await load(conn, (await config.current(conn)).tree, now)
+
+
+def alert_filter(filters: Sequence[str] | None, state: str | None) -> views.AlertFilter:
+    return views.AlertFilter(
+        matchers=check_matchers(list(filters or ()), "filter", code="invalid_parameter"),
+        states={check_choice(state, ALERT_STATES, "state")} if state is not None else None,
+    )
+
+
+async def list_alerts(
+    session: AsyncSession,
+    codec: CursorCodec,
+    env: RoutingEnv,
+    who: Principal,
+    flt: views.AlertFilter,
+    *,
+    limit: int | None,
+    cursor: str | None,
+) -> ListEnvelope[AlertOut]:
+    size = check_limit(limit)
+    scope = "alerts:" + msgspec.json.encode([sorted(str(m) for m in flt.matchers), sorted(flt.states or ())]).decode()
+    after = None
+    if cursor:
+        key = codec.decode(scope, cursor)
+        if len(key) != 2:
+            raise BeaconError("invalid_cursor", "The cursor is not valid for this list.", param="cursor")
+        after = (key[0], key[1])
+    sup = await suppressor(session, env.now())
+    page: list[tuple[AlertOut, tuple[datetime, str]]] = []
+    async with aclosing(views.scan(await driver_connection(session), who, sup, flt, after=after)) as found:
+        async for item in found:
+            page.append(item)
+            if len(page) > size:
+                break
+    has_more = len(page) > size
+    page = page[:size]
+    next_cursor = codec.encode(scope, list(page[-1][1])) if has_more else None
+    return ListEnvelope(data=[out for out, _ in page], has_more=has_more, next_cursor=next_cursor)
+
+
+async def all_alerts(session: AsyncSession, env: RoutingEnv, who: Principal, flt: views.AlertFilter) -> list[AlertOut]:
+    """Every alert that passes `flt`, newest first, without pages (for a compatible API)."""
+    sup = await suppressor(session, env.now())
+    return [out async for out, _ in views.scan(await driver_connection(session), who, sup, flt)]
+
+
+async def get_alert(session: AsyncSession, env: RoutingEnv, who: Principal, fp: str) -> AlertOut:
+    found = await views.one(await driver_connection(session), who, await suppressor(session, env.now()), fp)
+    if found is None:
+        raise not_found("alert", fp)
+    return found
+
+
+async def alert_groups(
+    session: AsyncSession, env: RoutingEnv, who: Principal, flt: views.AlertFilter
+) -> list[AlertGroupOut]:
+    sup = await suppressor(session, env.now())
+    return await views.groups(await driver_connection(session), who, sup, flt)
+
+
+async def get_routing(session: AsyncSession) -> document.Document:
+    return config.document_of(await config.current(await driver_connection(session)))
+
+
+async def put_routing(
+    session: AsyncSession, env: RoutingEnv, who: Principal, doc: document.Document, if_match: str | None
+) -> document.Document:
+    require_unlimited(who, "the routing document")
+    stored = await config.replace(await store.in_transaction(session), doc, if_match, env.now())
+    await session.commit()
+    return config.document_of(stored)
+
+
+async def test_routing(session: AsyncSession, env: RoutingEnv, labels: dict[str, str]) -> RoutingTestOut:
+    checked = check_labels(labels, "labels", required=True)
+    return views.test_labels(await suppressor(session, env.now()), checked)
+
+
+async def status(session: AsyncSession, env: RoutingEnv) -> RoutingStatus:
+    conn = await driver_connection(session)
+    now = env.now()
+    stored = await config.current(conn)
+    row = await conn.fetchrow(
+        """
+        SELECT (SELECT count(*) FROM alerts WHERE ends_at IS NULL OR ends_at > $1) AS firing,
+               (SELECT count(*) FROM alerts WHERE ends_at <= $1) AS resolved,
+               (SELECT count(*) FROM alert_groups) AS groups,
+               (SELECT count(*) FROM silences WHERE starts_at <= $1 AND ends_at > $1) AS active,
+               (SELECT count(*) FROM silences WHERE starts_at > $1) AS pending
+        """,
+        now,
+    )
+    assert row is not None
+    return RoutingStatus(
+        version=str(stored.version),
+        updated_at=iso_ms(stored.updated_at),
+        alerts_firing=row["firing"],
+        alerts_resolved=row["resolved"],
+        groups=row["groups"],
+        silences_active=row["active"],
+        silences_pending=row["pending"],
+        counters=env.counters.snapshot(),
+    )

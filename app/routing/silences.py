@@ -1,0 +1,176 @@
+"""Silences: create, list by state, get, change, expire. A silence is `pending` before `starts_at`, `active`
+until `ends_at`, then `expired` (kept, and no longer changeable). Expiring one sets its end to now."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+from sqlalchemy import Select, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import Principal
+from app.db.silence import Silence
+from app.errors import BeaconError, check_choice, not_found
+from app.pagination import CursorCodec, ListEnvelope, paginate
+from app.request_ids import new_id
+from app.routing.matchers import Matcher, check_matchers
+from app.routing.schemas import SILENCE_STATES, SilenceCreate, SilenceOut, SilenceUpdate
+from app.timefmt import iso_ms
+from app.timeparams import to_ms
+
+
+def state_of(s: Silence, now: datetime) -> str:
+    if now < s.starts_at:
+        return "pending"
+    return "active" if now < s.ends_at else "expired"
+
+
+def to_out(s: Silence, now: datetime) -> SilenceOut:
+    return SilenceOut(
+        id=s.id,
+        matchers=list(s.matchers),
+        starts_at=iso_ms(s.starts_at),
+        ends_at=iso_ms(s.ends_at),
+        comment=s.comment,
+        created_by=s.created_by,
+        state=state_of(s, now),
+        created_at=iso_ms(s.created_at),
+        updated_at=iso_ms(s.updated_at),
+    )
+
+
+def require_unlimited(who: Principal, what: str) -> None:
+    """Silences and the routing document concern every dataset's alerts: a dataset-limited token may read them
+    but not change them."""
+    if who.datasets is not None:
+        raise BeaconError("insufficient_scope", f"A token limited to datasets cannot change {what}.")
+
+
+def _matchers(texts: list[str]) -> list[Matcher]:
+    if not texts:
+        raise BeaconError("invalid_field", "A silence needs at least one matcher.", param="matchers")
+    found = check_matchers(texts, "matchers")
+    if all(m.matches({}) for m in found):
+        raise BeaconError(
+            "invalid_field",
+            "At least one matcher must not match an empty label value, or the silence would match every alert.",
+            param="matchers",
+        )
+    return found
+
+
+def _check_times(starts_at: datetime, ends_at: datetime, now: datetime) -> None:
+    if ends_at <= now:
+        raise BeaconError("invalid_field", "`ends_at` must be in the future.", param="ends_at")
+    if ends_at <= starts_at:
+        raise BeaconError("invalid_field", "`ends_at` must be after `starts_at`.", param="ends_at")
+
+
+async def create(session: AsyncSession, who: Principal, data: SilenceCreate, now: datetime) -> SilenceOut:
+    require_unlimited(who, "silences")
+    matchers = _matchers(data.matchers)
+    starts_at = max(to_ms(data.starts_at), now) if data.starts_at else now
+    ends_at = to_ms(data.ends_at)
+    _check_times(starts_at, ends_at, now)
+    silence = Silence(
+        id=new_id("sil_"),
+        matchers=[str(m) for m in matchers],
+        starts_at=starts_at,
+        ends_at=ends_at,
+        comment=data.comment,
+        created_by=data.created_by or who.token_id,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(silence)
+    await session.commit()
+    return to_out(silence, now)
+
+
+async def get(session: AsyncSession, silence_id: str, *, for_update: bool = False) -> Silence:
+    stmt = select(Silence).where(Silence.id == silence_id)
+    found = (await session.execute(stmt.with_for_update() if for_update else stmt)).scalar_one_or_none()
+    if found is None:
+        raise not_found("silence", silence_id)
+    return found
+
+
+def _by_state(stmt: Select[Any], state: str, now: datetime) -> Select[Any]:
+    if state == "pending":
+        return stmt.where(Silence.starts_at > now)
+    if state == "active":
+        return stmt.where(Silence.starts_at <= now, Silence.ends_at > now)
+    return stmt.where(Silence.ends_at <= now)
+
+
+async def list_silences(
+    session: AsyncSession,
+    codec: CursorCodec,
+    now: datetime,
+    *,
+    state: str | None,
+    limit: int | None,
+    cursor: str | None,
+) -> ListEnvelope[SilenceOut]:
+    stmt = select(Silence)
+    if state is not None:
+        stmt = _by_state(stmt, check_choice(state, SILENCE_STATES, "state"), now)
+    return await paginate(
+        session,
+        stmt,
+        codec=codec,
+        scope=f"silences:{msgspec.json.encode([state]).decode()}",
+        keys=(Silence.created_at, Silence.id),
+        render=lambda s: to_out(s, now),
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+async def all_silences(session: AsyncSession, now: datetime, *, state: str | None = None) -> list[SilenceOut]:
+    """Every silence, newest first (for callers that list without pages, such as a compatible API)."""
+    stmt = select(Silence).order_by(Silence.created_at.desc(), Silence.id.desc())
+    if state is not None:
+        stmt = _by_state(stmt, check_choice(state, SILENCE_STATES, "state"), now)
+    return [to_out(s, now) for s in (await session.execute(stmt)).scalars()]
+
+
+async def update(
+    session: AsyncSession, who: Principal, silence_id: str, data: SilenceUpdate, now: datetime
+) -> SilenceOut:
+    require_unlimited(who, "silences")
+    silence = await get(session, silence_id, for_update=True)
+    state = state_of(silence, now)
+    if state == "expired":
+        raise BeaconError("conflict", "This silence has expired; create a new one instead.")
+    if data.matchers is not UNSET:
+        silence.matchers = [str(m) for m in _matchers(data.matchers)]
+    if data.comment is not UNSET:
+        silence.comment = data.comment
+    if data.starts_at is not UNSET:
+        starts_at = to_ms(data.starts_at)
+        if state == "active" and starts_at != silence.starts_at:
+            raise BeaconError(
+                "invalid_field", "An active silence's `starts_at` cannot move; change `ends_at`.", param="starts_at"
+            )
+        silence.starts_at = max(starts_at, now)
+    if data.ends_at is not UNSET:
+        silence.ends_at = to_ms(data.ends_at)
+    _check_times(silence.starts_at, silence.ends_at, now)
+    silence.updated_at = now
+    await session.commit()
+    return to_out(silence, now)
+
+
+async def expire(session: AsyncSession, who: Principal, silence_id: str, now: datetime) -> SilenceOut:
+    require_unlimited(who, "silences")
+    silence = await get(session, silence_id, for_update=True)
+    if state_of(silence, now) != "expired":
+        silence.starts_at = min(silence.starts_at, now)
+        silence.ends_at = now
+        silence.updated_at = now
+        await session.commit()
+    return to_out(silence, now)

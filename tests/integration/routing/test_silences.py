@@ -1,0 +1,127 @@
+"""Silences through the API: create, list by state, get, change, expire; pending -> active -> expired on the
+test's clock; a silenced alert notifies nothing, and its group notifies once the silence is over."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from tests.helpers import assert_error
+from tests.integration.routing.conftest import summary
+
+
+def iso(t):
+    return t.isoformat()
+
+
+async def test_lifecycle_and_states(h):
+    now = h.clock.now
+    r = await h.client.post(
+        "/v1/silences",
+        headers=h.auth,
+        json={
+            "matchers": ['team="payments"', "severity=~warn.*"],
+            "starts_at": iso(now + timedelta(minutes=10)),
+            "ends_at": iso(now + timedelta(hours=1)),
+            "comment": "maintenance",
+            "created_by": "ana",
+        },
+    )
+    assert r.status_code == 201, r.text
+    silence = r.json()
+    assert silence["id"].startswith("sil_") and silence["state"] == "pending" and silence["object"] == "silence"
+    assert silence["matchers"] == ['team="payments"', 'severity=~"warn.*"']
+    sid = silence["id"]
+
+    async def state() -> str:
+        r = await h.client.get(f"/v1/silences/{sid}", headers=h.auth)
+        return str(r.json()["state"])
+
+    async def listed(state: str) -> list[str]:
+        r = await h.client.get("/v1/silences", headers=h.auth, params={"state": state})
+        return [s["id"] for s in r.json()["data"]]
+
+    assert await listed("pending") == [sid] and await listed("active") == []
+    h.clock.advance(600)
+    assert await state() == "active" and await listed("active") == [sid]
+    r = await h.client.patch(f"/v1/silences/{sid}", headers=h.auth, json={"ends_at": iso(now + timedelta(hours=2))})
+    assert r.status_code == 200 and r.json()["ends_at"].startswith(iso(now + timedelta(hours=2))[:19])
+    r = await h.client.patch(f"/v1/silences/{sid}", headers=h.auth, json={"starts_at": iso(now)})
+    assert_error(r, 400, "invalid_field", param="starts_at")  # an active silence's start does not move
+    r = await h.client.delete(f"/v1/silences/{sid}", headers=h.auth)
+    assert r.status_code == 200 and r.json()["state"] == "expired"
+    assert await listed("expired") == [sid] and await listed("active") == []
+    r = await h.client.patch(f"/v1/silences/{sid}", headers=h.auth, json={"comment": "again"})
+    assert_error(r, 409, "conflict")
+    assert (await h.client.delete(f"/v1/silences/{sid}", headers=h.auth)).json()["state"] == "expired"
+
+
+async def test_validation(h, make_token):
+    base = {"ends_at": iso(h.clock.now + timedelta(hours=1)), "comment": "x"}
+    cases = [
+        ({"matchers": []}, "matchers"),
+        ({"matchers": ["team=a", 'sev=~"("']}, "matchers[1]"),
+        ({"matchers": ['team=~".*"']}, "matchers"),  # would match every alert
+        ({"matchers": ["team=a"], "ends_at": iso(h.clock.now - timedelta(minutes=1))}, "ends_at"),
+        ({"matchers": ["team=a"], "starts_at": iso(h.clock.now + timedelta(hours=2))}, "ends_at"),
+    ]
+    for body, param in cases:
+        r = await h.client.post("/v1/silences", headers=h.auth, json={**base, **body})
+        assert_error(r, 400, "invalid_field", param=param)
+    assert_error(await h.client.get("/v1/silences/sil_nope", headers=h.auth), 404, "not_found")
+    assert_error(await h.client.get("/v1/silences?state=gone", headers=h.auth), 400, "invalid_parameter")
+    reader = {"Authorization": f"Bearer {await make_token(['silences:read'])}"}
+    r = await h.client.post("/v1/silences", headers=reader, json={**base, "matchers": ["team=a"]})
+    assert_error(r, 403, "insufficient_scope")
+    assert (await h.client.get("/v1/silences", headers=reader)).status_code == 200
+    limited = {"Authorization": f"Bearer {await make_token(['*'], datasets=['web'])}"}
+    r = await h.client.post("/v1/silences", headers=limited, json={**base, "matchers": ["team=a"]})
+    assert_error(r, 403, "insufficient_scope")
+
+
+async def test_silenced_alerts_notify_after_the_silence_ends(h):
+    hook = await h.notifier()
+    await h.routing(
+        {
+            "notifier_ids": [hook],
+            "group_by": ["alertname"],
+            "group_wait_seconds": 10,
+            "group_interval_seconds": 60,
+            "repeat_interval_seconds": 3600,
+        }
+    )
+    now = h.clock.now
+    r = await h.client.post(
+        "/v1/silences",
+        headers=h.auth,
+        json={"matchers": ["instance=b"], "ends_at": iso(now + timedelta(minutes=3)), "comment": "rebooting b"},
+    )
+    sid = r.json()["id"]
+    day = iso(now + timedelta(days=1))
+    fa, fb = await h.post(
+        {"labels": {"alertname": "Down", "instance": "a"}, "ends_at": day},
+        {"labels": {"alertname": "Down", "instance": "b"}, "ends_at": day},
+    )
+    alerts = {a["fingerprint"]: a for a in await h.alerts()}
+    assert alerts[fb]["state"] == "suppressed" and alerts[fb]["silenced_by"] == [sid]
+    assert alerts[fa]["state"] == "firing" and alerts[fa]["silenced_by"] == []
+    assert [a["fingerprint"] for a in await h.alerts(state="suppressed")] == [fb]
+    await h.step()
+    (first,) = await h.step(10)
+    assert summary(first) == ("first", "firing", [("firing", "a")])  # b is silenced
+    assert await h.step(60) == [] and await h.step(60) == []
+    (after,) = await h.step(60)  # the silence ended at 3 min: b arrives at the next flush
+    assert summary(after) == ("new_alerts", "firing", [("firing", "a"), ("firing", "b")])
+    r = await h.client.get(f"/v1/silences/{sid}", headers=h.auth)
+    assert r.json()["state"] == "expired"
+
+
+async def test_a_group_whose_every_alert_is_silenced_sends_nothing(h):
+    hook = await h.notifier()
+    await h.routing({"notifier_ids": [hook], "group_wait_seconds": 0, "group_interval_seconds": 60})
+    await h.client.post(
+        "/v1/silences",
+        headers=h.auth,
+        json={"matchers": ["alertname=Noise"], "ends_at": iso(h.clock.now + timedelta(hours=1)), "comment": "known"},
+    )
+    await h.post({"labels": {"alertname": "Noise"}})
+    assert await h.step() == [] and await h.step(60) == []
