@@ -97,7 +97,11 @@ def _not_found(compiled: Compiled) -> BeaconError:
     return BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.")
 
 
-def _database_error(exc: asyncpg.PostgresError | TimeoutError, settings: Settings) -> BeaconError | None:
+def _cut(text: str, size: int = 300) -> str:
+    return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def _database_error(exc: Exception, settings: Settings) -> BeaconError | None:
     """Errors the query itself caused, as 400s; anything else stays a 500."""
     if isinstance(exc, (TimeoutError, asyncpg.exceptions.QueryCanceledError)):
         return BeaconError(
@@ -106,7 +110,16 @@ def _database_error(exc: asyncpg.PostgresError | TimeoutError, settings: Setting
             "narrow the time range or filter earlier.",
         )
     if isinstance(exc, asyncpg.exceptions.DataError):  # a bad regular expression, a value out of range, ...
-        return BeaconError("invalid_query", f"The query failed on the data: {exc}.", param="apl")
+        return BeaconError("invalid_query", f"The query failed on the data: {_cut(str(exc))}.", param="apl")
+    if isinstance(exc, asyncpg.exceptions.ProgramLimitExceededError):  # more than 1,664 columns, ...
+        return BeaconError("invalid_query", f"The query is too large for the database: {_cut(str(exc))}.", param="apl")
+    if isinstance(exc, OverflowError):  # a value of the result that Python's datetime or timedelta cannot hold
+        return BeaconError(
+            "invalid_query",
+            "A datetime or timespan in the result is out of range: datetimes must fall in the years 1 to 9999, "
+            "timespans within 999,999,999 days.",
+            param="apl",
+        )
     return None
 
 
@@ -131,7 +144,7 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
         async with read_connection(pool) as conn:
             records = await conn.fetch(statement.sql, *statement.args, timeout=timeout)
         found = await lookup
-    except (asyncpg.PostgresError, TimeoutError) as exc:
+    except (asyncpg.PostgresError, TimeoutError, OverflowError) as exc:
         mapped = _database_error(exc, settings)
         if mapped is None:
             raise
@@ -180,7 +193,7 @@ async def export_chunks(
             encode = ndjson_encoder(statement.layout)
             cursor = await conn.cursor(statement.sql, *statement.args, timeout=timeout)
             batch = await cursor.fetch(EXPORT_BATCH, timeout=timeout)
-        except (asyncpg.PostgresError, TimeoutError) as exc:
+        except (asyncpg.PostgresError, TimeoutError, OverflowError) as exc:
             mapped = _database_error(exc, settings)
             if mapped is None:
                 raise
@@ -194,7 +207,7 @@ async def export_chunks(
                 if len(batch) < EXPORT_BATCH:
                     break
                 batch = await cursor.fetch(EXPORT_BATCH, timeout=timeout)
-        except (asyncpg.PostgresError, TimeoutError):
+        except (asyncpg.PostgresError, TimeoutError, OverflowError):
             log.exception("export of %r failed after %d rows; the stream was cut short", compiled.query.dataset, rows)
             raise
 
