@@ -20,13 +20,13 @@ class QueryController(Controller):
     @post("/query", status_code=200, opt={"token_check": "beside"})
     async def query(self, request: Request[Any, Any, Any], data: QueryRequest) -> QueryResult:
         state = request.app.state
-        return await service.run_query(state.read_pool, state.settings, principal(request), data)
+        return await service.run_query(state.query_pool, state.settings, principal(request), data)
 
     @post("/export", status_code=200, media_type="application/x-ndjson")
     async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
         state = request.app.state
         export = await service.start_export(
-            state.read_pool, state.settings, principal(request), data, request.headers.get("accept-encoding", "")
+            state.query_pool, state.settings, principal(request), data, request.headers.get("accept-encoding", "")
         )
         return Stream(
             export.body,

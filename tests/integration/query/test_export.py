@@ -190,7 +190,7 @@ async def _beacon_backends(database_url: str) -> list[asyncpg.Record]:
     try:
         return await conn.fetch(
             "SELECT state, query FROM pg_stat_activity WHERE datname = current_database() "
-            "AND application_name = 'beacon-reads' AND query LIKE '%FROM events%'"
+            "AND application_name = 'beacon-queries' AND query LIKE '%FROM events%'"
         )
     finally:
         await conn.close()
