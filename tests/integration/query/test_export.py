@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 
 import asyncpg
 import httpx
 import orjson
 import pytest
-import uvicorn
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
@@ -20,7 +18,6 @@ from app.settings import asyncpg_dsn
 from tests.helpers import assert_error
 from tests.integration.query.conftest import MANY
 from tests.integration.query.loader import load_generated
-from tests.servers import free_port
 
 Client = AsyncTestClient[Litestar]
 
@@ -165,24 +162,6 @@ async def test_errors_come_before_the_stream(client: Client, auth: dict[str, str
 
 
 # ---- streaming through a real server ------------------------------------------------------------------
-
-
-@pytest.fixture
-async def served(make_app: Callable[..., Litestar]) -> AsyncIterator[str]:
-    """The app behind a real uvicorn server on this event loop (the test client buffers whole bodies)."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(make_app(), host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.05)
-    assert server.started
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 30)
 
 
 async def _beacon_backends(database_url: str) -> list[asyncpg.Record]:
