@@ -20,7 +20,7 @@ from app.settings import asyncpg_dsn
 from tests.conftest import TokenFactory
 from tests.helpers import assert_error, captured_logs
 from tests.integration.query.conftest import MANY
-from tests.integration.query.helpers import column, run
+from tests.integration.query.helpers import column, fetch, run
 from tests.integration.query.loader import load_events, load_generated
 
 Client = AsyncTestClient[Litestar]
@@ -253,17 +253,14 @@ async def test_queries_run_on_sessions_that_cannot_write(database_url: str) -> N
 
 async def _app_sessions(database_url: str) -> list[dict[str, Any]]:
     """The app's database sessions: their state and the tables they hold locks on."""
-    conn = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        rows = await conn.fetch(
-            "SELECT a.pid, a.application_name, a.state, a.query,"
-            " array_remove(array_agg(l.relation::regclass::text), NULL) AS locks"
-            " FROM pg_stat_activity a LEFT JOIN pg_locks l ON l.pid = a.pid AND l.relation IS NOT NULL"
-            " WHERE a.datname = current_database() AND a.application_name LIKE 'beacon%'"
-            " GROUP BY a.pid, a.application_name, a.state, a.query"
-        )
-    finally:
-        await conn.close()
+    rows = await fetch(
+        database_url,
+        "SELECT a.pid, a.application_name, a.state, a.query,"
+        " array_remove(array_agg(l.relation::regclass::text), NULL) AS locks"
+        " FROM pg_stat_activity a LEFT JOIN pg_locks l ON l.pid = a.pid AND l.relation IS NOT NULL"
+        " WHERE a.datname = current_database() AND a.application_name LIKE 'beacon%'"
+        " GROUP BY a.pid, a.application_name, a.state, a.query",
+    )
     return [dict(r) for r in rows]
 
 

@@ -12,20 +12,18 @@ import asyncpg
 import pytest
 
 from app.settings import asyncpg_dsn
+from tests.integration.query.helpers import fetch
 
 pytestmark = pytest.mark.usefixtures("web")
 
 
 async def _running(database_url: str) -> list[asyncpg.Record]:
     """The app's statements in progress."""
-    conn = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        return await conn.fetch(
-            "SELECT pid, state, wait_event_type, query FROM pg_stat_activity"
-            " WHERE datname = current_database() AND application_name LIKE 'beacon%' AND state = 'active'"
-        )
-    finally:
-        await conn.close()
+    return await fetch(
+        database_url,
+        "SELECT pid, state, wait_event_type, query FROM pg_stat_activity"
+        " WHERE datname = current_database() AND application_name LIKE 'beacon%' AND state = 'active'",
+    )
 
 
 async def _until(condition: Callable[[], Awaitable[bool]], within: float) -> float:

@@ -14,9 +14,9 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from app.query.service import EXPORT_BATCH, accepts_gzip
-from app.settings import asyncpg_dsn
 from tests.helpers import assert_error
 from tests.integration.query.conftest import MANY
+from tests.integration.query.helpers import fetch
 from tests.integration.query.loader import load_generated
 
 Client = AsyncTestClient[Litestar]
@@ -165,14 +165,11 @@ async def test_errors_come_before_the_stream(client: Client, auth: dict[str, str
 
 
 async def _beacon_backends(database_url: str) -> list[asyncpg.Record]:
-    conn = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        return await conn.fetch(
-            "SELECT state, query FROM pg_stat_activity WHERE datname = current_database() "
-            "AND application_name = 'beacon-queries' AND query LIKE '%FROM events%'"
-        )
-    finally:
-        await conn.close()
+    return await fetch(
+        database_url,
+        "SELECT state, query FROM pg_stat_activity WHERE datname = current_database() "
+        "AND application_name = 'beacon-queries' AND query LIKE '%FROM events%'",
+    )
 
 
 async def test_export_streams_from_a_cursor_while_the_client_reads(
