@@ -88,6 +88,12 @@ def create_app(settings: Settings) -> Litestar:
         app.state.engine = engine
         read_pool = await open_read_pool(settings.database_url or "")
         app.state.read_pool = read_pool
+        query_pool = await open_read_pool(
+            settings.database_url or "",
+            statement_timeout=settings.query_timeout_seconds,
+            application_name="beacon-queries",
+        )
+        app.state.query_pool = query_pool
         app.state.sessionmaker = make_sessionmaker(engine)
         http = HttpSender(app.state.notifier_env.guard, timeout=settings.http_timeout_seconds)
         app.state.delivery_env = DeliveryEnv(settings, app.state.notifier_env, http, app.state.sessionmaker)
@@ -99,6 +105,7 @@ def create_app(settings: Settings) -> Litestar:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
             await http.aclose()
+            await query_pool.close()
             await read_pool.close()
             await engine.dispose()
 

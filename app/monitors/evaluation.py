@@ -100,6 +100,8 @@ def _failure(exc: Exception, apl: str, timeout: float) -> Failed:
         return Failed(f"line {line}, column {column}: {exc.message}")
     if isinstance(exc, asyncpg.exceptions.DataError):
         return Failed(f"the query failed on the data: {exc}")
+    if isinstance(exc, OverflowError):  # read from the result: beyond what Python's datetime or timedelta holds
+        return Failed("a datetime or timespan in the result is out of range (years 1 to 9999, 999,999,999 days)")
     return Failed(f"the query failed: {exc}")
 
 
@@ -127,7 +129,7 @@ async def observe(
         if monitor.type == "threshold":
             return await _threshold(conn, monitor, dataset_id, window, now)
         return await _match(conn, monitor, dataset_id, window, now)
-    except (asyncpg.PostgresError, QueryError) as exc:
+    except (asyncpg.PostgresError, QueryError, OverflowError) as exc:
         if isinstance(exc, asyncpg.PostgresError):
             await conn.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")  # the savepoint stays, the failure goes
         return Observation(_failure(exc, monitor.apl, statement_timeout))

@@ -29,7 +29,7 @@ class Layout:
     """How a result row is laid out. Table results: `columns`, one SQL column each. Raw event results: the
     event time (unless removed), then the event's fields as one JSON object, then the `extended` columns.
     `json_text`: JSON values (the events' fields, `dynamic` columns) come as text, else parsed (JSONB on the
-    read pool, app/db/reads.py)."""
+    query pool, app/db/reads.py)."""
 
     raw: bool
     columns: tuple[OutColumn, ...]
@@ -81,7 +81,7 @@ class Compiled:
         a statement that looks the id up itself. `newest_first`: rows that are events (not aggregated),
         without a `sort`, come newest first.
 
-        `json_text`: JSON values as text (`::text`), else as JSONB, which only the read pool's sessions hand
+        `json_text`: JSON values as text (`::text`), else as JSONB, which only the query pool's sessions hand
         over parsed (app/db/reads.py). Text can be passed on without parsing (an export's events), but
         PostgreSQL casts every row it sorts, not only those returned: `top 10` over a million events took
         2.8 times as long for it."""

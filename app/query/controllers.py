@@ -8,6 +8,7 @@ from litestar.response import Stream
 
 from app.auth import principal
 from app.query import service
+from app.query.disconnect import unless_disconnected
 from app.query.schemas import ExportRequest, QueryRequest, QueryResult
 
 
@@ -20,14 +21,16 @@ class QueryController(Controller):
     @post("/query", status_code=200, opt={"token_check": "beside"})
     async def query(self, request: Request[Any, Any, Any], data: QueryRequest) -> QueryResult:
         state = request.app.state
-        return await service.run_query(state.read_pool, state.settings, principal(request), data)
+        work = service.run_query(state.query_pool, state.settings, principal(request), data)
+        return await unless_disconnected(request.receive, work)
 
     @post("/export", status_code=200, media_type="application/x-ndjson")
     async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
         state = request.app.state
-        export = await service.start_export(
-            state.read_pool, state.settings, principal(request), data, request.headers.get("accept-encoding", "")
+        work = service.start_export(
+            state.query_pool, state.settings, principal(request), data, request.headers.get("accept-encoding", "")
         )
+        export = await unless_disconnected(request.receive, work)
         return Stream(
             export.body,
             media_type="application/x-ndjson",

@@ -14,9 +14,13 @@ from app.query.types import INTEGRAL, NUMERIC, PG_TYPE, T, Typed
 
 AGGREGATIONS = ("count", "countif", "sum", "avg", "min", "max", "dcount", "percentile", "make_set")
 EPOCH = "TIMESTAMPTZ '1970-01-01 00:00:00+00'"
-# Text that casts to bigint / float8 without error: guards toint()/todouble() on strings.
-_INTEGER_TEXT = r"'^\s*[-+]?[0-9]{1,18}\s*$'"
-_NUMBER_TEXT = r"'^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,2})?\s*$'"
+# Text that casts to bigint / float8 without error: guards toint()/todouble() on strings. Only the spaces the
+# casts skip (`\s` also matches other spaces, which they refuse); a number of at most _NUMBER_CHARS characters
+# with a two-digit exponent neither overflows float8 nor underflows to zero (both are errors of the cast).
+_SPACE = r"[ \t\n\r\f\v]*"
+_INTEGER_TEXT = rf"'^{_SPACE}[-+]?[0-9]{{1,18}}{_SPACE}$'"
+_NUMBER_TEXT = rf"'^{_SPACE}[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{{1,2}})?{_SPACE}$'"
+_NUMBER_CHARS = 200
 # float8 values that fit in bigint when truncated.
 _BIGINT_RANGE = "-9.2e18 AND 9.2e18"
 
@@ -56,7 +60,12 @@ def _now(node: ast.Call, ctx: Ctx) -> Typed:
 
 def _ago(node: ast.Call, ctx: Ctx) -> Typed:
     _arity(node, 1)
-    value = ctx.now - _timespan_const(node.args[0], ctx, "ago()")
+    try:
+        value = ctx.now - _timespan_const(node.args[0], ctx, "ago()")
+    except OverflowError:
+        raise QueryError(
+            "ago() is out of range: the time it names must fall in the years 1 to 9999", node.pos
+        ) from None
     return Typed(ctx.params.add(value, "timestamptz"), T.DATETIME, const=value, not_null=True)
 
 
@@ -136,13 +145,13 @@ def _string_to_long(s: str) -> str:
     # Nested CASE, not AND: PostgreSQL does not promise to test the pattern before trying the cast.
     return (
         f"(CASE WHEN {s} ~ {_INTEGER_TEXT} THEN ({s})::bigint "
-        f"WHEN {s} ~ {_NUMBER_TEXT} THEN CASE WHEN ({s})::float8 BETWEEN {_BIGINT_RANGE} "
-        f"THEN trunc(({s})::float8)::bigint END END)"
+        f"WHEN length({s}) <= {_NUMBER_CHARS} AND {s} ~ {_NUMBER_TEXT} "
+        f"THEN CASE WHEN ({s})::float8 BETWEEN {_BIGINT_RANGE} THEN trunc(({s})::float8)::bigint END END)"
     )
 
 
 def _string_to_double(s: str) -> str:
-    return f"(CASE WHEN {s} ~ {_NUMBER_TEXT} THEN ({s})::float8 END)"
+    return f"(CASE WHEN length({s}) <= {_NUMBER_CHARS} AND {s} ~ {_NUMBER_TEXT} THEN ({s})::float8 END)"
 
 
 def _todouble(node: ast.Call, ctx: Ctx) -> Typed:

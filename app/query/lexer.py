@@ -112,12 +112,22 @@ TIMESPAN_UNITS: dict[str, timedelta] = {
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'"}
 
 
+def _is_digit(ch: str) -> bool:
+    """An ASCII digit: `str.isdigit()` also accepts superscripts and other scripts' digits, which int() and
+    float() then refuse or read differently."""
+    return len(ch) == 1 and "0" <= ch <= "9"
+
+
 def _is_ident_start(ch: str) -> bool:
     return ch.isascii() and (ch.isalpha() or ch == "_")
 
 
 def _is_ident_part(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class Lexer:
@@ -147,7 +157,7 @@ class Lexer:
         ch = src[start]
         if _is_ident_start(ch):
             return self._word()
-        if ch.isdigit() or (ch == "." and src[start + 1 : start + 2].isdigit()):
+        if _is_digit(ch) or (ch == "." and _is_digit(src[start + 1 : start + 2])):
             return self._number()
         if ch in "\"'":
             return self._string(start, verbatim=False)
@@ -185,25 +195,28 @@ class Lexer:
     def _number(self) -> Token:
         src, start = self.source, self.pos
         end = start
-        while end < len(src) and src[end].isdigit():
+        while end < len(src) and _is_digit(src[end]):
             end += 1
         is_real = False
         # A `.` starts a fraction only when a digit follows: `1..5` is `1`, `..`, `5`.
-        if end < len(src) and src[end] == "." and src[end + 1 : end + 2].isdigit():
+        if end < len(src) and src[end] == "." and _is_digit(src[end + 1 : end + 2]):
             is_real = True
             end += 1
-            while end < len(src) and src[end].isdigit():
+            while end < len(src) and _is_digit(src[end]):
                 end += 1
         if end < len(src) and src[end] in "eE":
             exp = end + 1
             if exp < len(src) and src[exp] in "+-":
                 exp += 1
-            if exp < len(src) and src[exp].isdigit():
+            if exp < len(src) and _is_digit(src[exp]):
                 is_real = True
                 end = exp
-                while end < len(src) and src[end].isdigit():
+                while end < len(src) and _is_digit(src[end]):
                     end += 1
         text = src[start:end]
+        # Whole numbers of more than 20 digits fit no 64-bit value nor a timespan (and int() refuses more than
+        # 4,300 digits): refused before they are converted.
+        too_long = not is_real and len(text.lstrip("0")) > 20
         unit_end = end
         while unit_end < len(src) and _is_ident_part(src[unit_end]):
             unit_end += 1
@@ -215,15 +228,22 @@ class Lexer:
                     end,
                 )
             self.pos = unit_end
-            amount = float(text) if is_real else int(text)
-            if amount > 1_000_000_000:  # timedelta's range is ±999,999,999 days
-                raise QueryError(f"timespan {src[start:unit_end]} is out of range", start)
-            return Token(Kind.TIMESPAN, src[start:unit_end], start, TIMESPAN_UNITS[unit] * amount)
+            try:
+                span = None if too_long else TIMESPAN_UNITS[unit] * (float(text) if is_real else int(text))
+            except OverflowError:  # beyond timedelta's ±999,999,999 days, or an infinite float
+                span = None
+            if span is None:
+                raise QueryError(
+                    f"timespan {_cut(src[start:unit_end])} is out of range (at most 999,999,999 days)", start
+                )
+            return Token(Kind.TIMESPAN, src[start:unit_end], start, span)
+        if too_long:
+            raise QueryError(f"whole number {_cut(text)} is out of range (it must fit in 64 bits)", start)
         self.pos = end
         if is_real:
             value = float(text)
             if not math.isfinite(value):
-                raise QueryError(f"number {text} is out of range", start)
+                raise QueryError(f"number {_cut(text)} is out of range", start)
             return Token(Kind.REAL, text, start, value)
         return Token(Kind.LONG, text, start, int(text))
 

@@ -66,7 +66,10 @@ def parse_datetime(text: str, pos: int) -> datetime:
         raise QueryError(
             f"invalid datetime {cleaned!r}: use RFC 3339 such as datetime(2026-11-21T10:00:00Z)", pos
         ) from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the year 1 in UTC
+        raise QueryError(f"datetime {cleaned!r} is out of range (years 1 to 9999 in UTC)", pos) from None
 
 
 class _Parser:

@@ -75,7 +75,10 @@ class Planner:
 
     # ---- scope ----------------------------------------------------------------------------------------
 
-    def ctx(self, rel: Rel, *, allow_agg: bool = False) -> Ctx:
+    def ctx(self, rel: Rel, *, allow_agg: bool = False, sets: bool = False) -> Ctx:
+        """`sets`: a typed set (make_set of strings, datetimes, ...) stays an SQL array, for a column that is
+        only passed on; inside an expression it is a JSON array, which every function and operator reads."""
+
         def resolve(name: str, pos: int) -> Typed:
             if rel.raw:
                 if name in rel.hidden:
@@ -85,14 +88,20 @@ class Planner:
                 key = self.params.add(name, "text")
                 return Typed(f"({rel.data} -> {key})", T.DYNAMIC, field=name, key=key, data=rel.data)
             if name in rel.cols:
-                return rel.cols[name]
+                found = rel.cols[name]
+                if found.array and not sets:
+                    return Typed(f"to_jsonb({found.sql})", T.DYNAMIC, agg=found.agg)
+                return found
             known = ", ".join(rel.cols) or "none"
             raise QueryError(f"unknown column '{name}' (the columns here are: {known})", pos)
 
         return Ctx(self.params, self.now, resolve, allow_agg=allow_agg)
 
-    def expr(self, node: ast.Expr, rel: Rel) -> Typed:
-        return _materialize(compile_expr(node, self.ctx(rel)))
+    def expr(self, node: ast.Expr, rel: Rel, *, allow_agg: bool = False) -> Typed:
+        """A column's (or a sort key's) expression; a column named alone is taken as it is."""
+        if isinstance(node, ast.Field) and not allow_agg:
+            return self.ctx(rel, sets=True).resolve(node.name, node.pos)
+        return _materialize(compile_expr(node, self.ctx(rel, allow_agg=allow_agg)))
 
     # ---- the pipeline ---------------------------------------------------------------------------------
 
@@ -179,7 +188,7 @@ class Planner:
         cols: dict[str, Typed] = {}
         counter = itertools.count(1)
         for item in items:
-            typed = _materialize(compile_expr(item.expr, self.ctx(rel, allow_agg=aggregates)))
+            typed = self.expr(item.expr, rel, allow_agg=aggregates)
             if aggregates and not typed.agg:
                 raise QueryError("'summarize' needs an aggregation such as count() or avg(x)", item.pos)
             if item.name is not None:
@@ -210,7 +219,11 @@ class Planner:
     def _summarize(self, rel: Rel, aggregates: tuple[ast.Named, ...], by: tuple[ast.Named, ...], pos: int) -> Rel:
         if rel.limit is not None or rel.group is not None:
             rel = self.wrap(rel, keep_order=False)
-        by_cols = self._named(rel, by, "summarize")
+        # The grouped columns are read as what they are in the result: an event field's cheaper forms over the
+        # whole `data` (`data ->> key`, `data @> ...`) are not grouped expressions, and PostgreSQL refuses them.
+        by_cols = {
+            name: replace(t, field=None, key=None, data=None) for name, t in self._named(rel, by, "summarize").items()
+        }
         agg_cols = self._named(rel, aggregates, "summarize", taken=by_cols, aggregates=True)
         group = [t.sql for t in by_cols.values()]
         cols = {**by_cols, **agg_cols}  # the language's order: the `by` columns first

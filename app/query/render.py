@@ -181,7 +181,7 @@ def _raw_columns(records: Sequence[Sequence[Any]], layout: Layout) -> list[Colum
 
 def _field_columns(events: list[Any], json_text: bool) -> dict[str, list[Any]]:
     """Every field present in any of the events, with its value in each (None where absent). The events come
-    parsed (from the read pool), or as JSON texts, parsed here as one array in one call."""
+    parsed (from the query pool), or as JSON texts, parsed here as one array in one call."""
     if json_text:
         events = msgspec.json.decode("[" + ",".join(events) + "]")
     return {name: list(map(dict.get, events, repeat(name))) for name in set().union(*events)}

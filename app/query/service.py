@@ -1,8 +1,8 @@
-"""POST /v1/query and /v1/export: parse, check access, compile, run on the read pool, render.
+"""POST /v1/query and /v1/export: parse, check access, compile, run on the query pool, render.
 
-Statements run on the read pool's read-only sessions (app/db/reads.py), each under the query timeout (asyncpg
-cancels it in PostgreSQL when it runs over): results are read as plain records (no ORM rows), and export
-streams from a server-side cursor, one batch of rows at a time.
+Statements run on the query pool's read-only sessions (app/db/reads.py), each under PostgreSQL's statement
+timeout (PostgreSQL cancels one that runs over by itself): results are read as plain records (no ORM rows), and
+export streams from a server-side cursor, one batch of rows at a time.
 """
 
 from __future__ import annotations
@@ -72,10 +72,9 @@ def _prepare(apl: str, who: Principal, now: datetime, start: str | None, end: st
 # A range this short is planned over its few days as it is; a wider one (or none) is first clamped to the days
 # the dataset has events in.
 NARROW_RANGE = timedelta(days=7)
-LOOKUP_TIMEOUT_S = 5.0
 
 
-async def _within_dataset_days(db: asyncpg.Pool | asyncpg.Connection, compiled: Compiled, limit_s: float) -> Compiled:
+async def _within_dataset_days(db: asyncpg.Pool | asyncpg.Connection, compiled: Compiled) -> Compiled:
     """The query limited to the days its dataset has events in, as ingest records them (migration 0007a).
 
     PostgreSQL prunes partitions when it plans, by the range's constants: without a lower bound it planned
@@ -87,12 +86,11 @@ async def _within_dataset_days(db: asyncpg.Pool | asyncpg.Connection, compiled: 
     if compiled.start is not None and compiled.end is not None and compiled.end - compiled.start <= NARROW_RANGE:
         return compiled
     sql = "SELECT first_day, last_day FROM datasets WHERE name = $1"
-    limit_s = max(limit_s, LOOKUP_TIMEOUT_S)  # one row by its key: the query's own time limit is for the query
     if isinstance(db, asyncpg.Pool):
         async with read_connection(db) as conn:
-            days = await conn.fetchrow(sql, compiled.query.dataset, timeout=limit_s)
+            days = await conn.fetchrow(sql, compiled.query.dataset)
     else:
-        days = await db.fetchrow(sql, compiled.query.dataset, timeout=limit_s)
+        days = await db.fetchrow(sql, compiled.query.dataset)
     if days is None or days[0] is None or days[1] is None:
         return compiled
     first = datetime.combine(days[0], dtime.min, UTC)
@@ -107,7 +105,7 @@ async def _within_dataset_days(db: asyncpg.Pool | asyncpg.Connection, compiled: 
 Found = tuple[int, datetime | None, datetime | None]  # dataset id, earliest and latest event time
 
 
-async def _lookup(conn: asyncpg.Connection, compiled: Compiled, limit_s: float) -> Found | None:
+async def _lookup(conn: asyncpg.Connection, compiled: Compiled) -> Found | None:
     """The dataset's id, and the earliest and latest event time in the queried range (two short index scans
     in the pruned partitions), in one round trip; None when there is no such dataset."""
     lower = "AND e.time >= $3" if compiled.start is not None else ""
@@ -120,37 +118,75 @@ async def _lookup(conn: asyncpg.Connection, compiled: Compiled, limit_s: float) 
     args: list[Any] = [compiled.query.dataset, compiled.end]
     if compiled.start is not None:
         args.append(compiled.start)
-    found = await conn.fetchrow(sql, *args, timeout=limit_s)
+    found = await conn.fetchrow(sql, *args)
     return None if found is None else (int(found[0]), found[1], found[2])
 
 
-async def _lookup_beside(pool: asyncpg.Pool, compiled: Compiled, limit_s: float) -> Found | None:
+async def _lookup_beside(pool: asyncpg.Pool, compiled: Compiled) -> Found | None:
     async with read_connection(pool) as conn:
-        return await _lookup(conn, compiled, limit_s)
+        return await _lookup(conn, compiled)
 
 
 def _not_found(compiled: Compiled) -> BeaconError:
     return BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.")
 
 
-def _database_error(exc: asyncpg.PostgresError | TimeoutError, settings: Settings) -> BeaconError | None:
-    """Errors the query itself caused, as 400s; anything else stays a 500."""
-    if isinstance(exc, (TimeoutError, asyncpg.exceptions.QueryCanceledError)):
+def _cut(text: str, size: int = 300) -> str:
+    return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def _database_error(exc: Exception, settings: Settings) -> BeaconError | None:
+    """Failures the query itself caused, as 4xx; anything else stays a 5xx."""
+    if isinstance(exc, asyncpg.exceptions.QueryCanceledError):  # PostgreSQL's statement timeout
         return BeaconError(
             "query_timeout",
             f"The query ran longer than the {settings.query_timeout_seconds:g} s statement timeout; "
             "narrow the time range or filter earlier.",
         )
     if isinstance(exc, asyncpg.exceptions.DataError):  # a bad regular expression, a value out of range, ...
-        return BeaconError("invalid_query", f"The query failed on the data: {exc}.", param="apl")
+        return BeaconError("invalid_query", f"The query failed on the data: {_cut(str(exc))}.", param="apl")
+    if isinstance(exc, asyncpg.exceptions.ProgramLimitExceededError):  # more than 1,664 columns, ...
+        return BeaconError("invalid_query", f"The query is too large for the database: {_cut(str(exc))}.", param="apl")
+    if isinstance(exc, OverflowError):  # a value of the result that Python's datetime or timedelta cannot hold
+        return BeaconError(
+            "invalid_query",
+            "A datetime or timespan in the result is out of range: datetimes must fall in the years 1 to 9999, "
+            "timespans within 999,999,999 days.",
+            param="apl",
+        )
     return None
+
+
+@contextlib.asynccontextmanager
+async def _query_errors(settings: Settings) -> AsyncIterator[None]:
+    """The database's failures within, as _database_error maps them."""
+    try:
+        yield
+    except (asyncpg.PostgresError, OverflowError) as exc:
+        mapped = _database_error(exc, settings)
+        if mapped is None:
+            raise
+        raise mapped from None
+
+
+async def _settle(lookup: asyncio.Future[Found | None]) -> None:
+    """Let the lookup beside a statement finish (cancelling it would cost PostgreSQL a connection for the cancel
+    request; PostgreSQL's statement timeout bounds it) and take its outcome, which matters only when the
+    statement succeeded (and was awaited then); cancel it with the request."""
+    current = asyncio.current_task()
+    if current is not None and current.cancelling():
+        lookup.cancel()
+    await asyncio.wait((lookup,))
+    if not lookup.cancelled():
+        lookup.exception()
 
 
 async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body: QueryRequest) -> QueryResult:
     started = time.perf_counter()
     now = utcnow()
     compiled = _prepare(body.apl, who, now, body.start_time, body.end_time)
-    compiled = await _within_dataset_days(pool, compiled, settings.query_timeout_seconds)
+    async with _query_errors(settings):  # the query pool's statement timeout holds for this read too
+        compiled = await _within_dataset_days(pool, compiled)
     # The cap: min(body take, query take, server maximum); 1,000 when neither take is given.
     if body.take is not None:
         cap = min(body.take, settings.query_max_rows)
@@ -162,22 +198,14 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     # itself, so the lookup of the time bounds (and of whether the dataset exists) runs beside it, on a
     # second connection, instead of before it.
     statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True, json_text=False)
-    timeout = settings.query_timeout_seconds
-    lookup = asyncio.ensure_future(_lookup_beside(pool, compiled, timeout))
+    lookup = asyncio.ensure_future(_lookup_beside(pool, compiled))
     try:
-        async with read_connection(pool) as conn:
-            records = await conn.fetch(statement.sql, *statement.args, timeout=timeout)
-        found = await lookup
-    except (asyncpg.PostgresError, TimeoutError) as exc:
-        mapped = _database_error(exc, settings)
-        if mapped is None:
-            raise
-        raise mapped from None
+        async with _query_errors(settings):
+            async with read_connection(pool) as conn:
+                records = await conn.fetch(statement.sql, *statement.args)
+            found = await lookup
     finally:
-        if not lookup.done():  # the statement failed: the lookup's answer no longer matters
-            lookup.cancel()
-            with contextlib.suppress(asyncio.CancelledError, asyncpg.PostgresError, TimeoutError):
-                await lookup
+        await _settle(lookup)
     if found is None:
         raise _not_found(compiled)
     _, min_time, max_time = found
@@ -203,26 +231,20 @@ async def export_chunks(
     """NDJSON of every row. The first item is b"" once the query runs: errors before it are proper HTTP
     errors; after it the response has started and an error can only cut the stream short."""
     compiled = _prepare(body.apl, who, utcnow(), body.start_time, body.end_time)
-    timeout = settings.query_timeout_seconds  # for each statement, so for each batch of the cursor too
-    async with read_connection(pool) as conn, conn.transaction():  # a cursor lives in a transaction
-        try:
-            compiled = await _within_dataset_days(conn, compiled, timeout)
-            found = await _lookup(conn, compiled, timeout)
-            if found is None:
-                raise _not_found(compiled)
-            # Events in the order they are stored go out as PostgreSQL's JSON text, unparsed; a sorted result
-            # comes as JSONB, so that PostgreSQL does not cast every row it sorts (app/query/compiler.py).
-            statement: Statement = compiled.statement(
-                found[0], limit=None, newest_first=False, json_text=not compiled.sorts
-            )
-            encode = ndjson_encoder(statement.layout)
-            cursor = await conn.cursor(statement.sql, *statement.args, timeout=timeout)
-            batch = await cursor.fetch(EXPORT_BATCH, timeout=timeout)
-        except (asyncpg.PostgresError, TimeoutError) as exc:
-            mapped = _database_error(exc, settings)
-            if mapped is None:
-                raise
-            raise mapped from None
+    # The statement timeout holds for each statement, so for each batch of the cursor too.
+    async with read_connection(pool) as conn, _query_errors(settings), conn.transaction():  # a cursor needs one
+        compiled = await _within_dataset_days(conn, compiled)
+        found = await _lookup(conn, compiled)
+        if found is None:
+            raise _not_found(compiled)
+        # Events in the order they are stored go out as PostgreSQL's JSON text, unparsed; a sorted result
+        # comes as JSONB, so that PostgreSQL does not cast every row it sorts (app/query/compiler.py).
+        statement: Statement = compiled.statement(
+            found[0], limit=None, newest_first=False, json_text=not compiled.sorts
+        )
+        encode = ndjson_encoder(statement.layout)
+        cursor = await conn.cursor(statement.sql, *statement.args)
+        batch = await cursor.fetch(EXPORT_BATCH)
         yield b""
         rows = 0
         try:
@@ -231,8 +253,8 @@ async def export_chunks(
                 yield b"".join([encode(record) for record in batch])
                 if len(batch) < EXPORT_BATCH:
                     break
-                batch = await cursor.fetch(EXPORT_BATCH, timeout=timeout)
-        except (asyncpg.PostgresError, TimeoutError):
+                batch = await cursor.fetch(EXPORT_BATCH)
+        except (asyncpg.PostgresError, OverflowError):
             log.exception("export of %r failed after %d rows; the stream was cut short", compiled.query.dataset, rows)
             raise
 

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 from app.errors import BeaconError
 from app.query.lexer import TIMESPAN_UNITS
 
-_RELATIVE = re.compile(r"now(?:\s*([+-])\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+))?")
+# ASCII only: `\d` would also take other scripts' digits.
+_RELATIVE = re.compile(r"now(?:\s*([+-])\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+))?", re.ASCII)
+
+
+def _out_of_range(param: str) -> BeaconError:
+    return BeaconError(
+        "invalid_field", f"Invalid value for `{param}`: the time must fall in the years 1 to 9999 (UTC).", param=param
+    )
 
 
 def parse_bound(value: str | None, now: datetime, param: str) -> datetime | None:
@@ -26,8 +33,11 @@ def parse_bound(value: str | None, now: datetime, param: str) -> datetime | None
                 f"Invalid value for `{param}`: unknown unit {match.group(3)!r} (use d, h, m, s or ms, as in now-1h).",
                 param=param,
             )
-        span = unit * float(match.group(2))
-        return now - span if match.group(1) == "-" else now + span
+        try:  # a huge amount overflows the timedelta, or the time it leads to
+            span = unit * float(match.group(2))
+            return now - span if match.group(1) == "-" else now + span
+        except OverflowError:
+            raise _out_of_range(param) from None
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
@@ -39,7 +49,10 @@ def parse_bound(value: str | None, now: datetime, param: str) -> datetime | None
             "or a time relative to now (now-1h).",
             param=param,
         )
-    return parsed
+    try:  # in UTC, as it is sent to PostgreSQL: 0001-01-01T00:00:00+01:00 is before the year 1
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise _out_of_range(param) from None
 
 
 def time_range(start: str | None, end: str | None, now: datetime) -> tuple[datetime | None, datetime]:

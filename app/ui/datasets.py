@@ -57,7 +57,7 @@ async def dataset_page(
     timer.mark("auth")
     state = request.app.state
     data = await service.dataset_view(
-        db, codec, state.read_pool, state.settings, who, ds, rng, fn=fn, field_name=field, q=q
+        db, codec, state.query_pool, state.settings, who, ds, rng, fn=fn, field_name=field, q=q
     )
     timer.add(data.timings)
     annotations = data.annotations or []

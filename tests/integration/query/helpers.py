@@ -1,11 +1,14 @@
-"""Calling POST /v1/query from tests."""
+"""Calling POST /v1/query from tests, and looking at the database beside the app."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import asyncpg
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+
+from app.settings import asyncpg_dsn
 
 
 async def run(
@@ -28,3 +31,12 @@ async def column(client: AsyncTestClient[Litestar], auth: dict[str, str], apl: s
     columns, rows, _ = await run(client, auth, apl, **body)
     assert len(columns) == 1, columns
     return [r[0] for r in rows]
+
+
+async def fetch(database_url: str, sql: str) -> list[asyncpg.Record]:
+    """The rows of `sql` on a connection of the test's own (pg_stat_activity, pg_locks)."""
+    conn = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        return await conn.fetch(sql)
+    finally:
+        await conn.close()

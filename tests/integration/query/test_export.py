@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 
 import asyncpg
 import httpx
 import orjson
 import pytest
-import uvicorn
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from app.query.service import EXPORT_BATCH, accepts_gzip
-from app.settings import asyncpg_dsn
 from tests.helpers import assert_error
 from tests.integration.query.conftest import MANY
+from tests.integration.query.helpers import fetch
 from tests.integration.query.loader import load_generated
-from tests.servers import free_port
 
 Client = AsyncTestClient[Litestar]
 
@@ -167,33 +164,12 @@ async def test_errors_come_before_the_stream(client: Client, auth: dict[str, str
 # ---- streaming through a real server ------------------------------------------------------------------
 
 
-@pytest.fixture
-async def served(make_app: Callable[..., Litestar]) -> AsyncIterator[str]:
-    """The app behind a real uvicorn server on this event loop (the test client buffers whole bodies)."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(make_app(), host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.05)
-    assert server.started
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 30)
-
-
 async def _beacon_backends(database_url: str) -> list[asyncpg.Record]:
-    conn = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        return await conn.fetch(
-            "SELECT state, query FROM pg_stat_activity WHERE datname = current_database() "
-            "AND application_name = 'beacon-reads' AND query LIKE '%FROM events%'"
-        )
-    finally:
-        await conn.close()
+    return await fetch(
+        database_url,
+        "SELECT state, query FROM pg_stat_activity WHERE datname = current_database() "
+        "AND application_name = 'beacon-queries' AND query LIKE '%FROM events%'",
+    )
 
 
 async def test_export_streams_from_a_cursor_while_the_client_reads(
