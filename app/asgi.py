@@ -25,6 +25,7 @@ from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
 from app.gctune import settle_heap
 from app.ingest.controllers import ingest
+from app.inputs import refuse_unstorable_text
 from app.known_tokens import KnownTokens
 from app.monitors.controllers import MonitorController
 from app.notifiers.controllers import NotifierController
@@ -105,6 +106,7 @@ def create_app(settings: Settings) -> Litestar:
         },
         middleware=[AuthMiddleware()],
         exception_handlers=exception_handlers(),
+        before_request=refuse_unstorable_text,
         before_send=[add_response_headers],
         openapi_config=OpenAPIConfig(
             title="Beacon",

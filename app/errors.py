@@ -19,6 +19,7 @@ from litestar.exceptions import (
     HTTPException,
     MethodNotAllowedException,
     NotFoundException,
+    SerializationException,
     ValidationException,
 )
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -195,7 +196,9 @@ def from_http(exc: HTTPException) -> BeaconError:
         return BeaconError("method_not_allowed", "This route does not accept that method.")
     if isinstance(exc, ValidationException):
         return from_validation(exc)
-    if exc.status_code == 400 and isinstance(exc, ClientException) and "JSON" in str(exc.detail):
+    # Litestar re-raises a body its decoder refused (malformed, a number out of range) as a 400 ClientException.
+    decoding = isinstance(exc.__cause__, SerializationException) or "JSON" in str(exc.detail)
+    if exc.status_code == 400 and isinstance(exc, ClientException) and decoding:
         return BeaconError("invalid_json", f"The request body is not valid JSON: {exc.detail}.")
     if exc.status_code == 413:
         return BeaconError("payload_too_large", str(exc.detail))
