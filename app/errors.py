@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 import msgspec
 from litestar import Request, Response
 from litestar.exceptions import (
@@ -217,19 +218,48 @@ def _handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Respons
     return render(request, from_http(exc))
 
 
-def _handle_database(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    if isinstance(exc, (OperationalError, PoolTimeoutError, OSError)) or (
-        isinstance(exc, DBAPIError) and exc.connection_invalidated
-    ):
+# Failures of the connection to PostgreSQL, not of a statement: the server is down, starting up or shutting
+# down, refuses more connections, or dropped ours. asyncpg raises them raw on the read pool and in COPY;
+# SQLAlchemy wraps them (`DBAPIError.orig`, whose `__cause__` is asyncpg's exception).
+_CONNECTION_FAILURES: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresConnectionError,  # class 08: the connection does not exist, failed, was rejected
+    asyncpg.CannotConnectNowError,  # 57P03: starting up, shutting down, in recovery
+    asyncpg.AdminShutdownError,  # 57P01: terminated (shutdown, pg_terminate_backend)
+    asyncpg.CrashShutdownError,  # 57P02
+    asyncpg.DatabaseDroppedError,  # 57P04
+    asyncpg.IdleSessionTimeoutError,  # 57P05
+    asyncpg.TooManyConnectionsError,  # 53300
+    asyncpg.InternalClientError,  # the protocol's state after its connection broke mid-operation
+    OSError,  # refused, reset, unreachable, a connect timeout (TimeoutError is an OSError)
+    OperationalError,
+    PoolTimeoutError,
+)
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` is, or was caused by, a connection-level database failure (a 503, not a 500)."""
+    todo: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while todo:
+        err = todo.pop()
+        if id(err) in seen:
+            continue
+        seen.add(id(err))
+        if isinstance(err, _CONNECTION_FAILURES) or (isinstance(err, DBAPIError) and err.connection_invalidated):
+            return True
+        if isinstance(err, BaseExceptionGroup):
+            todo.extend(err.exceptions)
+        todo.extend(e for e in (getattr(err, "orig", None), err.__cause__) if isinstance(e, BaseException))
+    return False
+
+
+def _handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    if database_unavailable(exc):
         log.warning("database unavailable: %s (request %s)", type(exc).__name__, request_id_for(request.scope))
         return render(
             request,
             BeaconError("service_unavailable", "The database is unreachable.", headers={"Retry-After": "5"}),
         )
-    return _handle_unexpected(request, exc)
-
-
-def _handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     log.exception("unhandled error (request %s)", request_id_for(request.scope), exc_info=exc)
     return render(request, BeaconError("internal_error", "Internal server error."))
 
@@ -238,10 +268,7 @@ def exception_handlers() -> dict[Any, Any]:
     return {
         BeaconError: _handle_beacon,
         HTTPException: _handle_http,
-        DBAPIError: _handle_database,
-        PoolTimeoutError: _handle_database,
-        OSError: _handle_database,
-        Exception: _handle_unexpected,
+        Exception: _handle_unexpected,  # a database outage is a 503 (database_unavailable), anything else a 500
     }
 
 
