@@ -30,6 +30,7 @@ from app.known_tokens import KnownTokens
 from app.monitors.controllers import MonitorController
 from app.notifiers.controllers import NotifierController
 from app.notifiers.service import build_notifier_env
+from app.openapi import document_errors
 from app.pagination import CursorCodec
 from app.query.controllers import QueryController
 from app.ratelimit import RateLimiter
@@ -119,6 +120,7 @@ def create_app(settings: Settings) -> Litestar:
         ),
         debug=False,
     )
+    document_errors(app)
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
     app.state.known_tokens = KnownTokens()

@@ -97,6 +97,21 @@ ERRORS: dict[str, ErrorKind] = {
 }
 
 
+class ErrorDetail(msgspec.Struct, kw_only=True):
+    type: str  # invalid_request_error, authentication_error, permission_error, rate_limit_error, api_error
+    code: str  # one of ERRORS; each has an anchor at doc_url
+    message: str
+    doc_url: str
+    request_id: str
+    param: str | msgspec.UnsetType = msgspec.UNSET  # the field or parameter at fault, when there is one
+
+
+class ErrorEnvelope(msgspec.Struct):
+    """Every error response's body (the OpenAPI document's schema for them; `error_body` writes it)."""
+
+    error: ErrorDetail
+
+
 class BeaconError(Exception):
     """A domain error with a code from `ERRORS`; raised anywhere, rendered once by the handler map."""
 
