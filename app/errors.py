@@ -179,6 +179,7 @@ def render(request: Request[Any, Any, Any], exc: BeaconError) -> Response[Any]:
 
 
 _FIELD_IN_MESSAGE = re.compile(r"field `([^`]+)`")
+_FIELD_FIRST = re.compile(r"`([^`]+)`")
 
 
 def from_validation(exc: ValidationException) -> BeaconError:
@@ -199,6 +200,10 @@ def from_validation(exc: ValidationException) -> BeaconError:
     if message.startswith("Object contains unknown field") and named:
         param = prefix + named.group(1)
         return BeaconError("invalid_field", f"Unknown field `{param}`.", param=param)
+    named = _FIELD_FIRST.match(message)  # a Struct's own check (`__post_init__`) names the field first
+    if named:
+        param = prefix + named.group(1)
+        return BeaconError("invalid_field", f"{message.replace(named.group(0), f'`{param}`', 1)}.", param=param)
     if key == "data":
         return BeaconError("invalid_json", "The request body must be a JSON object.")
     param = key.replace("[...]", "")

@@ -150,3 +150,45 @@ async def test_a_number_beyond_a_double_is_invalid_json(client, auth):
 @pytest.mark.parametrize("path", ["/v1/tokens", "/v1/annotations", "/v1/deliveries", "/v1/monitors"])
 async def test_a_limit_too_large_for_any_integer_is_a_400(client, auth, path):
     assert_error(await client.get(f"{path}?limit={10**30}", headers=auth), 400, "invalid_parameter", param="limit")
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "0001-01-01T00:00:00+01:00",  # before year 1 in UTC: Python cannot convert it
+        "9999-12-31T23:59:59-01:00",  # after year 9999 in UTC
+        "0001-01-01T00:00:00Z",  # stored, then not rendered as RFC 3339 (nor listed: `year 0 is out of range`)
+        "1969-12-31T23:59:59Z",
+        "2200-01-01T00:00:00Z",
+    ],
+)
+async def test_a_datetime_outside_1970_to_2199_is_refused_naming_it(client, auth, when):
+    cases = [
+        ("/v1/annotations", {"type": "d", "title": "t", "datasets": ["web"], "time": when}, "time"),
+        ("/v1/annotations", {"type": "d", "title": "t", "datasets": ["web"], "end_time": when}, "end_time"),
+        ("/v1/tokens", {"name": "ci", "scopes": ["query"], "expires_at": when}, "expires_at"),
+        (
+            "/v1/notifiers",
+            {"name": "o", "type": "email", "config": {"addresses": ["a@b.example"]}, "disabled_until": when},
+            "disabled_until",
+        ),
+        ("/v1/monitors", {**MONITOR, "disabled_until": when}, "disabled_until"),
+    ]
+    for path, body, param in cases:
+        assert_error(await client.post(path, headers=auth, json=body), 400, "invalid_field", param=param)
+    r = await client.get("/v1/annotations", headers=auth, params={"start_time": when})
+    assert_error(r, 400, "invalid_parameter", param="start_time")
+    assert (await client.get("/v1/annotations", headers=auth)).json()["data"] == []
+
+
+async def test_the_edges_of_the_datetime_range_are_accepted(client, auth):
+    for when in ("1970-01-01T00:00:00Z", "2199-12-31T23:59:59.999Z", "2200-01-01T01:00:00+02:00"):
+        body = {"type": "d", "title": "t", "datasets": ["web"], "time": when}
+        r = await client.post("/v1/annotations", headers=auth, json=body)
+        assert r.status_code == 201, r.text
+    listed = (await client.get("/v1/annotations", headers=auth, params={"start_time": "1970-01-01T00:00:00Z"})).json()
+    assert [a["time"] for a in listed["data"]] == [
+        "2199-12-31T23:59:59.999Z",
+        "2199-12-31T23:00:00.000Z",
+        "1970-01-01T00:00:00.000Z",
+    ]
