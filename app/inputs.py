@@ -5,7 +5,7 @@ with a 500. Rather than guard each field, `refuse_unstorable_text` runs as the a
 once per request, after routing and authentication, before Litestar parses the handler's parameters and
 body. It sees every path parameter, every query parameter and the JSON body of every route that takes one.
 
-- A NUL in a path parameter: 404 (an id or name with a NUL names nothing that can exist).
+- A NUL in the path (so in a path parameter): 404 (an id or name with a NUL names nothing that can exist).
 - A NUL in a query parameter (name or value): 400 `invalid_parameter` naming it.
 - A NUL in a JSON body (any string or key, at any depth): 400 `invalid_field` naming its dotted path.
 - A JSON body that is not UTF-8: 400 `invalid_json` (msgspec raised UnicodeDecodeError, which became a 500).
@@ -17,6 +17,7 @@ The ingest route reads its own body (NUL and invalid UTF-8 fail one event there)
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -32,18 +33,23 @@ _ESCAPED_NUL = b"\\u0000"  # the only way valid JSON can carry U+0000 (a raw 0x0
 
 
 async def refuse_unstorable_text(request: Request[Any, Any, Any]) -> None:
-    for value in request.path_params.values():
-        if isinstance(value, str) and NUL in value:
-            raise BeaconError("not_found", "No such resource: the path holds a NUL character.")
-    for name, value in request.query_params.multi_items():
-        if NUL in name or NUL in value:
-            raise BeaconError(
-                "invalid_parameter", f"`{name}` contains a NUL character (U+0000), which is not allowed.", param=name
-            )
+    # Scans of the raw path and query string first: nearly every request passes them without parsing anything.
+    if NUL in request.scope["path"]:
+        raise BeaconError("not_found", "No such resource: the path holds a NUL character.")
+    query = request.scope.get("query_string", b"")
+    if b"%00" in query or b"\x00" in query:
+        for name, value in request.query_params.multi_items():
+            if NUL in name or NUL in value:
+                raise BeaconError(
+                    "invalid_parameter",
+                    f"`{name}` contains a NUL character (U+0000), which is not allowed.",
+                    param=name,
+                )
     if _takes_json_body(request.route_handler):
         _check_json_body(await request.body())
 
 
+@cache
 def _takes_json_body(handler: HTTPRouteHandler) -> bool:
     data = handler.parsed_fn_signature.parameters.get("data")
     if data is None:
