@@ -33,10 +33,8 @@ from schemathesis import checks
 from schemathesis.config import SchemathesisConfig
 
 from app.asgi import create_app
-from app.db.engine import make_engine, make_sessionmaker
 from app.settings import RateLimits, Settings
-from app.tokens.service import create_token
-from tests.conftest import _admin, _with_database, run_sync
+from tests.conftest import _admin, _with_database, admin_token_in, run_sync
 from tests.offline_dns import use_offline_dns
 
 SEED = 20261124
@@ -123,15 +121,6 @@ class _Uvicorn:
         self.sock.close()
 
 
-async def _admin_token(database_url: str) -> str:
-    engine = make_engine(database_url, pool_size=1)
-    try:
-        async with make_sessionmaker(engine)() as session:
-            return (await create_token(session, name="fuzz", scopes=["*"])).token
-    finally:
-        await engine.dispose()
-
-
 @pytest.fixture(scope="module")
 def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_factory) -> Iterator[Served]:
     name = f"{db_prefix}_fuzz"
@@ -144,7 +133,7 @@ def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_
     )
     url = _with_database(pg_server_url, name)
     try:
-        token = run_sync(_admin_token(url))
+        token = run_sync(admin_token_in(url))
         app = use_offline_dns(create_app(_settings(url, tmp_path_factory.mktemp("fuzz"))))
         with _Uvicorn(app) as server:
             # The document fuzzed is the one the running app serves.

@@ -22,11 +22,9 @@ import pgserver
 import pytest
 from litestar.testing import AsyncTestClient
 
-from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import upgrade
 from app.settings import asyncpg_dsn, normalize_database_url
-from app.tokens.service import create_token
-from tests.conftest import run_sync
+from tests.conftest import _admin, admin_token_in, run_sync
 from tests.helpers import assert_error
 
 
@@ -62,30 +60,12 @@ def own_postgres() -> Iterator[OwnPostgres]:
     server = pgserver.get_server(Path(tempfile.mkdtemp(prefix="beacon-outage-")), cleanup_mode="delete")
     try:
         admin = normalize_database_url(server.get_uri("postgres"))
-        run_sync(_execute(admin, "CREATE DATABASE beacon"))
+        run_sync(_admin(admin, "CREATE DATABASE beacon"))
         url = normalize_database_url(server.get_uri("beacon"))
         upgrade(url)
         yield OwnPostgres(server, url, admin)
     finally:
         server.cleanup()
-
-
-async def _execute(url: str, *statements: str) -> None:
-    conn = await asyncpg.connect(asyncpg_dsn(url))
-    try:
-        for sql in statements:
-            await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
-async def _admin_token(url: str) -> str:
-    engine = make_engine(url, pool_size=1)
-    try:
-        async with make_sessionmaker(engine)() as session:
-            return (await create_token(session, name="admin", scopes=["*"])).token
-    finally:
-        await engine.dispose()
 
 
 _TERMINATE_OTHERS = """
@@ -115,13 +95,13 @@ def _assert_unavailable(response: httpx.Response) -> None:
 
 async def test_a_database_outage_is_503_with_retry_after_and_beacon_recovers(own_postgres, make_app):
     pg = own_postgres
-    auth = {"Authorization": f"Bearer {await _admin_token(pg.url)}"}
+    auth = {"Authorization": f"Bearer {await admin_token_in(pg.url)}"}
     admin = pg.admin_url
     async with AsyncTestClient(app=make_app(database_url=pg.url)) as c:
         assert [r.status_code for r in await _every_kind_of_request(c, auth)] == [200, 201, 200, 200]
 
         # 1. Its connections are terminated under it: a request either gets a new connection or is a 503.
-        await _execute(admin, _TERMINATE_OTHERS)
+        await _admin(admin, _TERMINATE_OTHERS)
         for r in await _every_kind_of_request(c, auth):
             if r.status_code >= 500:
                 _assert_unavailable(r)
