@@ -25,10 +25,12 @@ from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
 from app.gctune import settle_heap
 from app.ingest.controllers import ingest
+from app.inputs import refuse_unstorable_text
 from app.known_tokens import KnownTokens
 from app.monitors.controllers import MonitorController
 from app.notifiers.controllers import NotifierController
 from app.notifiers.service import build_notifier_env
+from app.openapi import document_errors
 from app.pagination import CursorCodec
 from app.query.controllers import QueryController
 from app.ratelimit import RateLimiter
@@ -118,6 +120,7 @@ def create_app(settings: Settings) -> Litestar:
         },
         middleware=[AuthMiddleware()],
         exception_handlers=exception_handlers(),
+        before_request=refuse_unstorable_text,
         before_send=[add_response_headers],
         openapi_config=OpenAPIConfig(
             title="Beacon",
@@ -130,6 +133,7 @@ def create_app(settings: Settings) -> Litestar:
         ),
         debug=False,
     )
+    document_errors(app)
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
     app.state.known_tokens = KnownTokens()

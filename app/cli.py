@@ -99,7 +99,17 @@ def serve(host: str, port: int, workers: int) -> None:
     os.environ["BEACON_DATABASE_URL"] = settings.database_url or ""
     os.environ["BEACON_SECRET_KEY"] = settings.secret_key or ""
     if workers > 1:
-        uvicorn.run("app.asgi:create_app_from_env", factory=True, host=host, port=port, workers=workers)
+        # A worker answers the supervisor's health pings from a thread; while it imports and builds the app on a
+        # busy machine that took over uvicorn's default 5 s, and the supervisor killed and restarted it, again
+        # and again (seen under a parallel test run).
+        uvicorn.run(
+            "app.asgi:create_app_from_env",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            timeout_worker_healthcheck=60,
+        )
     else:
         from app.asgi import create_app
         from app.gctune import settle_heap

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 import msgspec
 from litestar import Request, Response
 from litestar.exceptions import (
@@ -19,6 +20,7 @@ from litestar.exceptions import (
     HTTPException,
     MethodNotAllowedException,
     NotFoundException,
+    SerializationException,
     ValidationException,
 )
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -103,6 +105,21 @@ ERRORS: dict[str, ErrorKind] = {
 }
 
 
+class ErrorDetail(msgspec.Struct, kw_only=True):
+    type: str  # invalid_request_error, authentication_error, permission_error, rate_limit_error, api_error
+    code: str  # one of ERRORS; each has an anchor at doc_url
+    message: str
+    doc_url: str
+    request_id: str
+    param: str | msgspec.UnsetType = msgspec.UNSET  # the field or parameter at fault, when there is one
+
+
+class ErrorEnvelope(msgspec.Struct):
+    """Every error response's body (the OpenAPI document's schema for them; `error_body` writes it)."""
+
+    error: ErrorDetail
+
+
 class BeaconError(Exception):
     """A domain error with a code from `ERRORS`; raised anywhere, rendered once by the handler map."""
 
@@ -170,6 +187,7 @@ def render(request: Request[Any, Any, Any], exc: BeaconError) -> Response[Any]:
 
 
 _FIELD_IN_MESSAGE = re.compile(r"field `([^`]+)`")
+_FIELD_FIRST = re.compile(r"`([^`]+)`")
 
 
 def from_validation(exc: ValidationException) -> BeaconError:
@@ -190,6 +208,10 @@ def from_validation(exc: ValidationException) -> BeaconError:
     if message.startswith("Object contains unknown field") and named:
         param = prefix + named.group(1)
         return BeaconError("invalid_field", f"Unknown field `{param}`.", param=param)
+    named = _FIELD_FIRST.match(message)  # a Struct's own check (`__post_init__`) names the field first
+    if named:
+        param = prefix + named.group(1)
+        return BeaconError("invalid_field", f"{message.replace(named.group(0), f'`{param}`', 1)}.", param=param)
     if key == "data":
         return BeaconError("invalid_json", "The request body must be a JSON object.")
     param = key.replace("[...]", "")
@@ -203,7 +225,9 @@ def from_http(exc: HTTPException) -> BeaconError:
         return BeaconError("method_not_allowed", "This route does not accept that method.")
     if isinstance(exc, ValidationException):
         return from_validation(exc)
-    if exc.status_code == 400 and isinstance(exc, ClientException) and "JSON" in str(exc.detail):
+    # Litestar re-raises a body its decoder refused (malformed, a number out of range) as a 400 ClientException.
+    decoding = isinstance(exc.__cause__, SerializationException) or "JSON" in str(exc.detail)
+    if exc.status_code == 400 and isinstance(exc, ClientException) and decoding:
         return BeaconError("invalid_json", f"The request body is not valid JSON: {exc.detail}.")
     if exc.status_code == 413:
         return BeaconError("payload_too_large", str(exc.detail))
@@ -222,19 +246,48 @@ def _handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Respons
     return render(request, from_http(exc))
 
 
-def _handle_database(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    if isinstance(exc, (OperationalError, PoolTimeoutError, OSError)) or (
-        isinstance(exc, DBAPIError) and exc.connection_invalidated
-    ):
+# Failures of the connection to PostgreSQL, not of a statement: the server is down, starting up or shutting
+# down, refuses more connections, or dropped ours. asyncpg raises them raw on the read pool and in COPY;
+# SQLAlchemy wraps them (`DBAPIError.orig`, whose `__cause__` is asyncpg's exception).
+_CONNECTION_FAILURES: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresConnectionError,  # class 08: the connection does not exist, failed, was rejected
+    asyncpg.CannotConnectNowError,  # 57P03: starting up, shutting down, in recovery
+    asyncpg.AdminShutdownError,  # 57P01: terminated (shutdown, pg_terminate_backend)
+    asyncpg.CrashShutdownError,  # 57P02
+    asyncpg.DatabaseDroppedError,  # 57P04
+    asyncpg.IdleSessionTimeoutError,  # 57P05
+    asyncpg.TooManyConnectionsError,  # 53300
+    asyncpg.InternalClientError,  # the protocol's state after its connection broke mid-operation
+    OSError,  # refused, reset, unreachable, a connect timeout (TimeoutError is an OSError)
+    OperationalError,
+    PoolTimeoutError,
+)
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` is, or was caused by, a connection-level database failure (a 503, not a 500)."""
+    todo: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while todo:
+        err = todo.pop()
+        if id(err) in seen:
+            continue
+        seen.add(id(err))
+        if isinstance(err, _CONNECTION_FAILURES) or (isinstance(err, DBAPIError) and err.connection_invalidated):
+            return True
+        if isinstance(err, BaseExceptionGroup):
+            todo.extend(err.exceptions)
+        todo.extend(e for e in (getattr(err, "orig", None), err.__cause__) if isinstance(e, BaseException))
+    return False
+
+
+def _handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    if database_unavailable(exc):
         log.warning("database unavailable: %s (request %s)", type(exc).__name__, request_id_for(request.scope))
         return render(
             request,
             BeaconError("service_unavailable", "The database is unreachable.", headers={"Retry-After": "5"}),
         )
-    return _handle_unexpected(request, exc)
-
-
-def _handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     log.exception("unhandled error (request %s)", request_id_for(request.scope), exc_info=exc)
     return render(request, BeaconError("internal_error", "Internal server error."))
 
@@ -243,10 +296,7 @@ def exception_handlers() -> dict[Any, Any]:
     return {
         BeaconError: _handle_beacon,
         HTTPException: _handle_http,
-        DBAPIError: _handle_database,
-        PoolTimeoutError: _handle_database,
-        OSError: _handle_database,
-        Exception: _handle_unexpected,
+        Exception: _handle_unexpected,  # a database outage is a 503 (database_unavailable), anything else a 500
     }
 
 

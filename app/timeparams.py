@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from app.errors import BeaconError
+from app.schemas import TIME_RANGE, in_time_range
 
 
 def to_ms(value: datetime) -> datetime:
@@ -25,4 +26,6 @@ def parse_time_param(value: str | None, param: str) -> datetime | None:
             f"`{param}` must be an RFC 3339 datetime with an offset, e.g. 2026-11-21T08:15:30Z; got {value!r}.",
             param=param,
         )
+    if not in_time_range(parsed):
+        raise BeaconError("invalid_parameter", f"`{param}` must lie {TIME_RANGE}; got {value!r}.", param=param)
     return parsed

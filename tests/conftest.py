@@ -88,6 +88,16 @@ def template_database(pg_server_url: str, db_prefix: str) -> Iterator[str]:
     run_sync(_admin(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
+async def admin_token_in(database_url: str) -> str:
+    """A new `*` token in the database at `database_url` (for tests that run the app on a database of their own)."""
+    engine = make_engine(database_url, pool_size=1)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            return (await create_token(session, name="admin", scopes=["*"])).token
+    finally:
+        await engine.dispose()
+
+
 _counter = itertools.count()
 
 

@@ -131,3 +131,33 @@ async def test_openapi_describes_every_v1_route(client):
     for path in app_paths:
         normalized = re.sub(r"\{(\w+):\w+\}", r"{\1}", path)
         assert normalized in paths, f"{path} missing from OpenAPI"
+
+
+async def test_openapi_documents_the_error_envelope_for_every_status_a_route_answers(client, auth):
+    doc = (await client.get("/schema/openapi.json")).json()
+    envelope = doc["components"]["schemas"]["ErrorEnvelope"]
+    assert envelope["required"] == ["error"]
+    detail = doc["components"]["schemas"]["ErrorDetail"]
+    assert set(detail["required"]) == {"type", "code", "message", "doc_url", "request_id"}
+    assert set(detail["properties"]) == {"type", "code", "message", "doc_url", "request_id", "param"}
+    operations = [
+        (m.upper(), p, op) for p, item in doc["paths"].items() for m, op in item.items() if p.startswith("/v1")
+    ]
+    assert len(operations) > 30
+    for method, path, op in operations:
+        responses = op["responses"]
+        errors = {status for status in responses if int(status) >= 400}
+        assert {"400", "401", "403", "429", "503"} <= errors, (method, path)
+        if "{" in path:
+            assert "404" in errors, (method, path)
+        for status in errors:
+            schema = responses[status]["content"]["application/json"]["schema"]
+            assert schema == {"$ref": "#/components/schemas/ErrorEnvelope"}, (method, path, status)
+            assert "`" in responses[status]["description"]  # names the codes behind the status
+    statuses = {(m, p): set(op["responses"]) for m, p, op in operations}
+    assert {"409", "413", "415"} <= statuses[("POST", "/v1/ingest/{dataset}")]
+    assert "409" in statuses[("POST", "/v1/deliveries/{delivery_id}/retry")]
+    assert "404" in statuses[("POST", "/v1/query")]
+    assert "413" in statuses[("POST", "/v1/annotations")]
+    # The framework's own error schema is gone.
+    assert '"status_code"' not in (await client.get("/schema/openapi.json")).text

@@ -1,0 +1,100 @@
+"""Text no route accepts: NUL characters, and request bodies that are not UTF-8.
+
+PostgreSQL's text cannot hold U+0000, so a NUL that reached a statement as a value or a lookup key failed it
+with a 500. Rather than guard each field, `refuse_unstorable_text` runs as the app's `before_request` hook:
+once per request, after routing and authentication, before Litestar parses the handler's parameters and
+body. It sees every path parameter, every query parameter and the JSON body of every route that takes one.
+
+- A NUL in the path (so in a path parameter): 404 (an id or name with a NUL names nothing that can exist).
+- A NUL in a query parameter (name or value): 400 `invalid_parameter` naming it.
+- A NUL in a JSON body (any string or key, at any depth): 400 `invalid_field` naming its dotted path.
+- A JSON body that is not UTF-8: 400 `invalid_json` (msgspec raised UnicodeDecodeError, which became a 500).
+
+Invalid UTF-8 in the path or the query string needs nothing here: the server and Litestar decode those with
+replacement characters. Lone surrogates cannot arrive either: msgspec refuses `"\\ud800"` as malformed JSON.
+The ingest route reads its own body (NUL and invalid UTF-8 fail one event there) and is not checked here.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import msgspec
+from litestar import Request
+from litestar.enums import RequestEncodingType
+from litestar.handlers import HTTPRouteHandler
+from litestar.params import BodyKwarg
+
+from app.errors import BeaconError
+
+NUL = "\x00"
+_ESCAPED_NUL = b"\\u0000"  # the only way valid JSON can carry U+0000 (a raw 0x00 byte is malformed JSON)
+
+
+async def refuse_unstorable_text(request: Request[Any, Any, Any]) -> None:
+    # Scans of the raw path and query string first: nearly every request passes them without parsing anything.
+    if NUL in request.scope["path"]:
+        raise BeaconError("not_found", "No such resource: the path holds a NUL character.")
+    query = request.scope.get("query_string", b"")
+    if b"%00" in query or b"\x00" in query:
+        for name, value in request.query_params.multi_items():
+            if NUL in name or NUL in value:
+                raise BeaconError(
+                    "invalid_parameter",
+                    f"`{name}` contains a NUL character (U+0000), which is not allowed.",
+                    param=name,
+                )
+    if _takes_json_body(request.route_handler):
+        _check_json_body(await request.body())
+
+
+@cache
+def _takes_json_body(handler: HTTPRouteHandler) -> bool:
+    data = handler.parsed_fn_signature.parameters.get("data")
+    if data is None:
+        return False
+    kwarg = data.kwarg_definition
+    return not isinstance(kwarg, BodyKwarg) or kwarg.media_type == RequestEncodingType.JSON
+
+
+def _check_json_body(body: bytes) -> None:
+    # Both tests are scans of bytes: a body that passes them (nearly all) is not decoded twice.
+    if not body.isascii():
+        try:
+            body.decode()
+        except UnicodeDecodeError as exc:
+            raise BeaconError("invalid_json", f"The request body is not valid UTF-8 (at byte {exc.start}).") from None
+    if _ESCAPED_NUL not in body:
+        return
+    try:
+        data = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return  # malformed: Litestar's decoding answers invalid_json
+    path = nul_path(data)
+    if path is not None:
+        where = f"`{path}`" if path else "The request body"
+        raise BeaconError(
+            "invalid_field", f"{where} contains a NUL character (U+0000), which is not allowed.", param=path or None
+        )
+
+
+def nul_path(value: Any, path: str = "") -> str | None:
+    """The dotted path (list positions left out, as in other `param`s) of the first string or key holding a
+    NUL in a decoded JSON value; None when there is none."""
+    if isinstance(value, str):
+        return path if NUL in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{path}.{key}" if path else key
+            if NUL in key:
+                return inner
+            found = nul_path(item, inner)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for item in value:
+            found = nul_path(item, path)
+            if found is not None:
+                return found
+    return None

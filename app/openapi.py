@@ -1,0 +1,60 @@
+"""The OpenAPI document's error responses: Beacon's envelope, under every status each operation can answer.
+
+Litestar would document a 400 with its own `{status_code, detail, extra}` schema, which no response has, and
+no other error. `document_errors` gives every `/v1` operation, in one pass over the app's routes, the
+statuses that the shared machinery produces for it, plus the few its service adds (`EXTRA`), each described
+by the codes of `app.errors.ERRORS` behind it and with the `ErrorEnvelope` schema.
+"""
+
+from __future__ import annotations
+
+from litestar import Litestar
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.routes import HTTPRoute
+
+from app.errors import ERRORS, ErrorEnvelope
+
+# Every /v1 operation: token missing or invalid, scope or dataset not allowed, rate limit, database down.
+EVERY_ROUTE = (401, 403, 429, 503)
+
+# What services answer beyond what the route's shape implies.
+EXTRA: dict[tuple[str, str], tuple[int, ...]] = {
+    ("POST", "/v1/ingest/{dataset}"): (409, 413, 415),  # dataset being deleted; body caps; content type
+    ("POST", "/v1/query"): (404,),  # unknown dataset
+    ("POST", "/v1/export"): (404,),
+    ("POST", "/v1/deliveries/{delivery_id}/retry"): (409,),  # being sent, or already succeeded
+}
+
+
+def statuses(method: str, path: str, *, has_body: bool, has_query: bool, has_path: bool) -> list[int]:
+    codes = set(EVERY_ROUTE) | set(EXTRA.get((method, path), ()))
+    if has_body or has_query or has_path:
+        codes.add(400)  # invalid_json, missing_field, invalid_field, invalid_parameter, ...
+    if has_body:
+        codes.add(413)  # over the request body limit
+    if has_path:
+        codes.add(404)  # unknown id or name
+    return sorted(codes)
+
+
+def _spec(status: int) -> ResponseSpec:
+    codes = ", ".join(f"`{code}`" for code, kind in ERRORS.items() if kind.status == status)
+    return ResponseSpec(data_container=ErrorEnvelope, generate_examples=False, description=f"Error: {codes}.")
+
+
+def document_errors(app: Litestar) -> None:
+    specs = {status: _spec(status) for status in {kind.status for kind in ERRORS.values()}}
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute) or not route.path.startswith("/v1/"):
+            continue
+        path = route.path_format
+        for method, (handler, kwargs) in route.route_handler_map.items():
+            codes = statuses(
+                method,
+                path,
+                has_body="data" in kwargs.expected_reserved_kwargs,
+                has_query=bool(kwargs.expected_query_params),
+                has_path=bool(kwargs.expected_path_params),
+            )
+            # Ours replace Litestar's 400; a handler's own `responses` stay as they are.
+            handler.responses = {**{code: specs[code] for code in codes}, **(handler.responses or {})}
