@@ -14,8 +14,9 @@ from litestar.routes import HTTPRoute
 
 from app.errors import ERRORS, ErrorEnvelope
 
-# Every /v1 operation: token missing or invalid, scope or dataset not allowed, rate limit, database down.
-EVERY_ROUTE = (401, 403, 429, 503)
+# Every /v1 operation: a query parameter app/inputs.py refuses (any route takes a query string), token missing
+# or invalid, scope or dataset not allowed, rate limit, database down.
+EVERY_ROUTE = (400, 401, 403, 429, 503)
 
 # What services answer beyond what the route's shape implies.
 EXTRA: dict[tuple[str, str], tuple[int, ...]] = {
@@ -23,13 +24,14 @@ EXTRA: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", "/v1/query"): (404,),  # unknown dataset
     ("POST", "/v1/export"): (404,),
     ("POST", "/v1/deliveries/{delivery_id}/retry"): (409,),  # being sent, or already succeeded
+    ("DELETE", "/v1/notifiers/{notifier_id}"): (409,),  # the routing document sends to it
+    ("PUT", "/v1/routing"): (412, 428),  # If-Match: another write came first, or the header is missing
+    ("PATCH", "/v1/silences/{silence_id}"): (409,),  # the silence has expired
 }
 
 
-def statuses(method: str, path: str, *, has_body: bool, has_query: bool, has_path: bool) -> list[int]:
+def statuses(method: str, path: str, *, has_body: bool, has_path: bool) -> list[int]:
     codes = set(EVERY_ROUTE) | set(EXTRA.get((method, path), ()))
-    if has_body or has_query or has_path:
-        codes.add(400)  # invalid_json, missing_field, invalid_field, invalid_parameter, ...
     if has_body:
         codes.add(413)  # over the request body limit
     if has_path:
@@ -53,7 +55,6 @@ def document_errors(app: Litestar) -> None:
                 method,
                 path,
                 has_body="data" in kwargs.expected_reserved_kwargs,
-                has_query=bool(kwargs.expected_query_params),
                 has_path=bool(kwargs.expected_path_params),
             )
             # Ours replace Litestar's 400; a handler's own `responses` stay as they are.
