@@ -238,13 +238,14 @@ class AdapterContext:
 
     `message_id` is the delivery's id: the same on every retry (webhook-id, e-mail Message-ID), so receivers
     can drop duplicates. `signing_secrets` are the notifier's current secret and those still in their
-    rotation overlap (current first).
+    rotation overlap (current first). `notifier_name` is the notifier's name (Alertmanager's "receiver").
     """
 
     settings: Settings
     http: HttpSender
     message_id: str
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
+    notifier_name: str = ""
 
 
 def _config_error(exc: msgspec.ValidationError) -> ConfigError:

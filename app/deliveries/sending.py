@@ -114,6 +114,7 @@ async def attempt(session: AsyncSession, env: DeliveryEnv, delivery: Delivery) -
             http=env.http,
             message_id=delivery.id,
             signing_secrets=tuple(notifiers.signing_secrets(env.notifiers, notifier, now)),
+            notifier_name=notifier.name,
         ),
     )
     started, clock = utcnow(), time.monotonic()

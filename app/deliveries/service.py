@@ -120,7 +120,14 @@ async def preview(session: AsyncSession, env: DeliveryEnv, notifier_id: str, eve
     config = notifiers.config_of(env.notifiers, notifier)
     secrets = tuple(notifiers.signing_secrets(env.notifiers, notifier, utcnow()))
     adapter = adapter_cls(
-        config, AdapterContext(settings=env.settings, http=env.http, message_id="dlv_preview", signing_secrets=secrets)
+        config,
+        AdapterContext(
+            settings=env.settings,
+            http=env.http,
+            message_id="dlv_preview",
+            signing_secrets=secrets,
+            notifier_name=notifier.name,
+        ),
     )
     fields = msgspec.structs.asdict(event) if event is not None else {}
     if not fields.get("time"):
