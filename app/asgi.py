@@ -27,6 +27,8 @@ from app.gctune import settle_heap
 from app.ingest.controllers import ingest
 from app.inputs import refuse_unstorable_text
 from app.known_tokens import KnownTokens
+from app.logs import configure_logging
+from app.metrics import Metrics
 from app.monitors.controllers import MonitorController
 from app.notifiers.controllers import NotifierController
 from app.notifiers.service import build_notifier_env
@@ -35,11 +37,12 @@ from app.pagination import CursorCodec
 from app.query.controllers import QueryController
 from app.ratelimit import RateLimiter
 from app.request_ids import add_response_headers
+from app.request_log import observe
 from app.routing.controllers import AlertController, RoutingController, SilenceController
-from app.routing.env import RoutingEnv
+from app.routing.env import Counters, RoutingEnv
 from app.scheduler import start_scheduler
 from app.settings import Settings
-from app.system.controllers import error_docs, healthz, readyz
+from app.system.controllers import error_docs, healthz, metrics, readyz
 from app.tokens.controllers import TokenController
 from app.ui.controllers import ui_router
 from app.ui.datasets import dataset_list, dataset_page
@@ -53,6 +56,7 @@ def route_handlers() -> list[ControllerRouterHandler]:
     return [
         healthz,
         readyz,
+        metrics,
         error_docs,
         TokenController,
         AnnotationController,
@@ -99,7 +103,7 @@ def create_app(settings: Settings) -> Litestar:
         app.state.sessionmaker = make_sessionmaker(engine)
         http = HttpSender(app.state.notifier_env.guard, timeout=settings.http_timeout_seconds)
         app.state.delivery_env = DeliveryEnv(settings, app.state.notifier_env, http, app.state.sessionmaker)
-        app.state.routing_env = RoutingEnv(app.state.delivery_env)
+        app.state.routing_env = RoutingEnv(app.state.delivery_env, counters=Counters(app.state.metrics))
         scheduler = start_scheduler(app, settings) if settings.run_scheduler else None
         try:
             yield
@@ -132,8 +136,12 @@ def create_app(settings: Settings) -> Litestar:
             security=[{"bearer": []}],
         ),
         debug=False,
+        # Logging is the process's (`beacon serve` configures it: app/logs.py), not the app's to replace.
+        logging_config=None,
     )
     document_errors(app)
+    observe(app)
+    app.state.metrics = Metrics()
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
     app.state.known_tokens = KnownTokens()
@@ -144,6 +152,8 @@ def create_app(settings: Settings) -> Litestar:
 
 def create_app_from_env() -> Litestar:
     """Factory for `uvicorn --factory` (used by `beacon serve --workers N`)."""
-    app = create_app(Settings.from_env())
+    settings = Settings.from_env()
+    configure_logging(settings.log_level, settings.log_format)
+    app = create_app(settings)
     settle_heap()
     return app

@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TypeVar
@@ -89,7 +90,10 @@ def serve(host: str, port: int, workers: int) -> None:
     """Run the API, the monitor loop and the delivery worker."""
     import uvicorn
 
+    from app.logs import configure_logging
+
     settings = _settings()
+    configure_logging(settings.log_level, settings.log_format)
     upgrade(settings.database_url or "")
     admin = _run_db(settings, _bootstrap_admin)
     if admin:
@@ -99,6 +103,8 @@ def serve(host: str, port: int, workers: int) -> None:
     os.environ["BEACON_DATABASE_URL"] = settings.database_url or ""
     os.environ["BEACON_SECRET_KEY"] = settings.secret_key or ""
     if workers > 1:
+        # Each worker counts in files of this directory and a scrape of /metrics adds them all up (app/metrics.py).
+        os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="beacon-metrics-"))
         # A worker answers the supervisor's health pings from a thread; while it imports and builds the app on a
         # busy machine that took over uvicorn's default 5 s, and the supervisor killed and restarted it, again
         # and again (seen under a parallel test run).
@@ -109,6 +115,8 @@ def serve(host: str, port: int, workers: int) -> None:
             port=port,
             workers=workers,
             timeout_worker_healthcheck=60,
+            log_config=None,  # each worker configures logging as this process did (app.asgi.create_app_from_env)
+            access_log=False,
         )
     else:
         from app.asgi import create_app
@@ -116,7 +124,7 @@ def serve(host: str, port: int, workers: int) -> None:
 
         app = create_app(settings)
         settle_heap()
-        uvicorn.run(app, host=host, port=port, log_level=settings.log_level)
+        uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
 
 
 @main.group(name="tokens")

@@ -20,6 +20,9 @@ MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
 _TRUE = {"1", "true", "yes", "on"}
 
 
+LOG_FORMATS = ("text", "json")
+
+
 def normalize_database_url(url: str) -> str:
     """Return an SQLAlchemy asyncpg URL for `postgresql://…`, `postgres://…` or `postgresql+asyncpg://…`.
 
@@ -63,6 +66,7 @@ class Settings:
     allow_private_destinations: bool = False
     run_scheduler: bool = True
     log_level: str = "info"
+    log_format: str = "text"  # or "json": one JSON object per line (app/logs.py)
     # Notifier destinations whose address is a setting (tests point them at local servers).
     incident_a_url: str = "https://events.pagerduty.com"
     incident_b_url: str = "https://api.opsgenie.com"
@@ -124,6 +128,9 @@ class Settings:
 
         defaults = RateLimits()
         database_url = get("DATABASE_URL")
+        log_format = (get("LOG_FORMAT") or "text").strip().lower()
+        if log_format not in LOG_FORMATS:
+            raise ValueError(f"BEACON_LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, got {log_format!r}")
         return cls(
             database_url=normalize_database_url(database_url) if database_url else None,
             data_dir=Path(get("DATA_DIR") or ".beacon"),
@@ -143,6 +150,7 @@ class Settings:
             allow_private_destinations=get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
             run_scheduler=get_bool("RUN_SCHEDULER", True),
             log_level=get("LOG_LEVEL") or "info",
+            log_format=log_format,
             incident_a_url=(get("INCIDENT_A_URL") or cls.incident_a_url).rstrip("/"),
             incident_b_url=(get("INCIDENT_B_URL") or cls.incident_b_url).rstrip("/"),
             smtp_host=get("SMTP_HOST"),

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import select, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from adapters.base import AdapterContext, Event, TemplateFailure
 from adapters.http import redact_value
@@ -229,3 +230,14 @@ async def retry(session: AsyncSession, env: DeliveryEnv, delivery_id: str) -> De
     await attempt(session, env, delivery)
     await session.commit()
     return to_out(delivery, await _attempt_log(session, delivery.id))
+
+
+async def pending_deliveries(engine: AsyncEngine) -> int | None:
+    """Deliveries still to send (the `/metrics` queue depth); None while the database cannot be reached, so a
+    scrape still answers with the process's own metrics."""
+    try:
+        async with engine.connect() as conn:
+            found = await conn.scalar(text("SELECT count(*) FROM deliveries WHERE status IN ('pending', 'retrying')"))
+    except (OSError, DBAPIError):
+        return None
+    return int(found or 0)

@@ -104,7 +104,7 @@ async def ingest(
         arrival=arrival,
     )
     body = BodyReader(request.stream(), gzip=gzip, limits=limits)
-    return await service.ingest(
+    result = await service.ingest(
         db,
         req,
         body,
@@ -112,3 +112,7 @@ async def ingest(
         caches=_caches(request),
         dsn=asyncpg_dsn(request.app.state.settings.database_url),
     )
+    metrics = request.app.state.metrics
+    metrics.events_ingested.inc(result.ingested)
+    metrics.events_failed.inc(result.failed)
+    return result

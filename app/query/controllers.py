@@ -22,7 +22,8 @@ class QueryController(Controller):
     async def query(self, request: Request[Any, Any, Any], data: QueryRequest) -> QueryResult:
         state = request.app.state
         work = service.run_query(state.query_pool, state.settings, principal(request), data)
-        return await unless_disconnected(request.receive, work)
+        with state.metrics.timed_query("query"):
+            return await unless_disconnected(request.receive, work)
 
     @post("/export", status_code=200, media_type="application/x-ndjson")
     async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
@@ -30,7 +31,8 @@ class QueryController(Controller):
         work = service.start_export(
             state.query_pool, state.settings, principal(request), data, request.headers.get("accept-encoding", "")
         )
-        export = await unless_disconnected(request.receive, work)
+        with state.metrics.timed_query("export"):
+            export = await unless_disconnected(request.receive, work)
         return Stream(
             export.body,
             media_type="application/x-ndjson",

@@ -10,18 +10,30 @@ from datetime import datetime
 from typing import Any
 
 from app.deliveries.sending import DeliveryEnv
+from app.metrics import Metrics
 from app.timefmt import utcnow
 from app.timeparams import to_ms
 
 
 @dataclass
 class Counters:
-    """Counts since this process started (per process; the tables hold the lasting record)."""
+    """Counts since this process started (per process, for `GET /v1/routing/status`; the tables hold the lasting
+    record), counted in the app's Prometheus metrics too (`/metrics` adds up every process)."""
 
+    metrics: Metrics = field(default_factory=Metrics)
     alerts_received: Counter[str] = field(default_factory=Counter)  # by source: external, monitor
     notifications: Counter[str] = field(default_factory=Counter)  # by reason: first, new_alerts, resolved, repeat
     groups_created: int = 0
     flushes: int = 0
+
+    def received(self, source: str, count: int) -> None:
+        self.alerts_received[source] += count
+        self.metrics.alerts_received.labels(source).inc(count)
+
+    def notified(self, reasons: list[str]) -> None:
+        self.notifications.update(reasons)
+        for reason in reasons:
+            self.metrics.notifications.labels(reason).inc()
 
     def snapshot(self) -> dict[str, Any]:
         return {

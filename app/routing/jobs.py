@@ -78,7 +78,7 @@ async def flush_due(env: RoutingEnv, now: datetime, result: RunResult) -> None:
         result.closed += flushed.closed
         result.queued += len(flushed.sent)
         env.counters.flushes += flushed.groups
-        env.counters.notifications.update(reason for _, _, reason in flushed.sent)
+        env.counters.notified([reason for _, _, reason in flushed.sent])
 
 
 async def collect_garbage(env: RoutingEnv, now: datetime) -> int:

@@ -62,7 +62,7 @@ async def post_alerts(
     inputs = [_check_post(i, a) for i, a in enumerate(alerts)]
     fingerprints = await store.upsert(await store.in_transaction(session), inputs, env.now())
     await session.commit()
-    env.counters.alerts_received["external"] += len(inputs)
+    env.counters.received("external", len(inputs))
     return AlertsReceived(received=len(inputs), fingerprints=fingerprints)
 
 

@@ -1,4 +1,4 @@
-"""Routes outside /v1: liveness, readiness and the error-code documentation page."""
+"""Routes outside /v1: liveness, readiness, metrics and the error-code documentation page."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 from litestar import MediaType, Request, Response, get
 from sqlalchemy import text
 
+from app.deliveries.service import pending_deliveries
 from app.errors import ERRORS, BeaconError
+from app.metrics import CONTENT_TYPE
 from app.templating import render_template
 
 
@@ -29,3 +31,9 @@ async def readyz(request: Request[Any, Any, Any]) -> dict[str, str]:
 @get("/docs/errors", include_in_schema=False, media_type=MediaType.HTML)
 async def error_docs() -> Response[str]:
     return Response(render_template("docs/errors.html", errors=ERRORS), media_type=MediaType.HTML)
+
+
+@get("/metrics", include_in_schema=False, media_type=CONTENT_TYPE)
+async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Prometheus' text format, no token (labels carry no tenant data: app/metrics.py)."""
+    return Response(request.app.state.metrics.render(await pending_deliveries(request.app.state.engine)))
