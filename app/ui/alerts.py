@@ -1,0 +1,81 @@
+"""Console page for alerts: the groups the routing tree forms of them now, each alert firing or suppressed and
+why (silences, inhibiting alerts, mute intervals), with a button that opens a silence prefilled from it.
+
+What a token sees is what `GET /v1/alerts/groups` gives it (a dataset-limited token: only its monitors' alerts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import Principal
+from app.errors import BeaconError
+from app.notifiers import service as notifiers
+from app.pagination import MAX_LIMIT, CursorCodec
+from app.routing import service as routing
+from app.routing.labels import describe
+from app.routing.schemas import ALERT_STATES
+from app.routing.texts import lines
+from app.ui.render import signed_page
+from app.ui.session import signed_in
+
+
+async def notifier_names(db: AsyncSession, codec: CursorCodec, who: Principal) -> dict[str, str]:
+    """Notifier ids to names, to show beside the ids (only for a token that may read notifiers)."""
+    if not who.has_scope("notifiers:read"):
+        return {}
+    found = await notifiers.list_notifiers(db, codec, type_=None, limit=MAX_LIMIT, cursor=None)
+    return {n.id: n.name for n in found.data}
+
+
+def can_silence(who: Principal) -> bool:
+    """Silences concern every dataset's alerts: only an unlimited token with `silences:write` makes them."""
+    return who.has_scope("silences:write") and who.datasets is None
+
+
+@get("/alerts", include_in_schema=False)
+async def alert_list(
+    request: Request[Any, Any, Any],
+    db: AsyncSession,
+    codec: CursorCodec,
+    matchers: str | None = None,
+    state: str | None = None,
+) -> Response[str]:
+    who = await signed_in(request)
+    who.require_scope("alerts:read")
+    renv = request.app.state.routing_env
+    filters = lines(matchers)
+    state = state or None
+    groups, error = [], None
+    try:
+        flt = routing.alert_filter(filters, state)
+    except BeaconError as exc:  # shown beside the filter: the form keeps what was typed
+        error = exc.message
+    else:
+        groups = await routing.alert_groups(db, renv, who, flt)
+    counts = {s: 0 for s in ALERT_STATES}
+    seen: set[str] = set()
+    for g in groups:  # an alert that `continue` sends down two routes is in two groups: counted once
+        for a in g.alerts:
+            if a.fingerprint not in seen:
+                seen.add(a.fingerprint)
+                counts[a.state] += 1
+    return signed_page(
+        request,
+        "alerts.html",
+        nav="alerts",
+        status_code=400 if error else 200,
+        groups=groups,
+        counts=counts,
+        matchers="\n".join(filters),
+        state=state or "",
+        states=ALERT_STATES,
+        error=error,
+        names=await notifier_names(db, codec, who),
+        can_silence=can_silence(who),
+        can_read_silences=who.has_scope("silences:read"),
+        describe=describe,
+    )
