@@ -6,9 +6,10 @@ What a token sees is what `GET /v1/alerts/groups` gives it (a dataset-limited to
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Request, Response, get
+from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
@@ -42,13 +43,13 @@ async def alert_list(
     db: AsyncSession,
     codec: CursorCodec,
     matchers: str | None = None,
-    state: str | None = None,
+    state_: Annotated[str | None, QueryParameter(name="state")] = None,
 ) -> Response[str]:
     who = await signed_in(request)
     who.require_scope("alerts:read")
     renv = request.app.state.routing_env
     filters = lines(matchers)
-    state = state or None
+    state = state_ or None
     groups, error = [], None
     try:
         flt = routing.alert_filter(filters, state)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
 import msgspec
 from litestar import Request, Response, get, post
+from litestar.params import QueryParameter
 from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -37,14 +38,15 @@ async def silence_list(
     request: Request[Any, Any, Any],
     db: AsyncSession,
     codec: CursorCodec,
-    state: str | None = None,
+    state_: Annotated[str | None, QueryParameter(name="state")] = None,
     cursor: str | None = None,
     changed: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
     who.require_scope("silences:read")
     now = request.app.state.routing_env.now()
-    found = await silences.list_silences(db, codec, now, state=state or None, limit=MAX_LIMIT, cursor=cursor)
+    state = state_ or None
+    found = await silences.list_silences(db, codec, now, state=state, limit=MAX_LIMIT, cursor=cursor)
     return signed_page(
         request,
         "silences.html",
