@@ -122,7 +122,7 @@ def alerts(filters: tuple[str, ...], state: str | None, groups: bool, fmt: str, 
             found_groups = client.alert_groups(filters=list(filters), state=state).data
             click.echo(_json(found_groups) if fmt == "json" else _groups_text(found_groups), nl=False)
             return
-        found = list(client.iterate(client.list_alerts, filters=list(filters), state=state, limit=1000))
+        found = list(client.iterate(client.list_alerts, filters=list(filters), state=state, limit=100))
     if fmt == "json":
         click.echo(_json(found), nl=False)
     elif not found:
@@ -208,7 +208,7 @@ def silence_list(state: str | None, fmt: str, url: str, token: str | None) -> No
     from app.cli_client.common import make_client, reporting
 
     with reporting(url), make_client(url, token) as client:
-        found = list(client.iterate(client.list_silences, state=state, limit=1000))
+        found = list(client.iterate(client.list_silences, state=state, limit=100))
     if fmt == "json":
         click.echo(_json(found), nl=False)
     elif not found:
