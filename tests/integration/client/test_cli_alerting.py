@@ -42,7 +42,7 @@ def routed(served):
                         "source_matchers": ["alertname=DBDown"],
                         "target_matchers": ["alertname=Latency"],
                         "equal": ["cluster"],
-                    }  # noqa: E501
+                    }
                 ],
             },
             current.version,
@@ -200,7 +200,7 @@ def test_routing_test(served, routed):
     assert (
         lines[2]
         == '  group {}/{team="payments",severity=~"critical|page"}:{cluster="eu"}  (wait 10m, interval 5m, repeat 1h)'
-    )  # noqa: E501
+    )
     assert lines[3] == f"route.routes[1] → {routed['chat']}"
     assert lines[-4:] == [
         f"notifiers: {routed['pager']}, {routed['chat']}",
