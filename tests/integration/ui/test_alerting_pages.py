@@ -280,8 +280,11 @@ async def test_pages_need_their_scopes(client, make_token):
         assert "insufficient_scope" in r.text
     reader = await make_token(["alerts:read", "silences:read", "routing:read"])
     await sign_in(client, reader)
-    for path in ("/ui/alerts", "/ui/silences", "/ui/routing"):
-        assert (await client.get(path)).status_code == 200, path
+    for path in ("/ui/alerts", "/ui/silences", "/ui/routing?labels=a%3Db"):
+        r = await client.get(path)
+        assert r.status_code == 200, path
+        assert r.headers["x-frame-options"] == "DENY" and r.headers["cache-control"] == "no-store"
+        assert " style=" not in r.text and "<script>" not in r.text  # nothing inline the CSP would block
     page = (await client.get("/ui/silences")).text
     assert 'id="new-silence"' not in page and "cannot change silences" in page
     r = await client.post("/ui/silences", data={"csrf": csrf_of(page), "matchers": "a=b", "comment": "x"})
@@ -304,8 +307,9 @@ async def test_a_dataset_limited_token_sees_only_its_monitors_alerts(client, aut
     assert "1 firing · 0 suppressed" in html.unescape(page)
     # Silences concern every dataset: a limited token does not make them, and cannot open another's alert.
     assert "silence-alert" not in page
-    r = await client.get("/ui/silences/new", params={"alert": by_monitor[db]})
-    assert r.status_code == 404
+    for alert in (by_monitor[db], by_monitor[web]):
+        r = await client.get("/ui/silences/new", params={"alert": alert})
+        assert r.status_code == 403 and "cannot change silences" in r.text
     r = await client.post(
         "/ui/silences",
         data={"csrf": csrf_of(page), "matchers": "alertname=x", "comment": "y", "duration": "1h"},
