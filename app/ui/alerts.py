@@ -17,8 +17,9 @@ from app.errors import BeaconError
 from app.notifiers import service as notifiers
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.routing import service as routing
+from app.routing.env import RoutingEnv
 from app.routing.labels import describe
-from app.routing.schemas import ALERT_STATES
+from app.routing.schemas import ALERT_STATES, AlertGroupOut
 from app.routing.texts import lines
 from app.ui.render import signed_page
 from app.ui.session import signed_in
@@ -37,6 +38,25 @@ def can_silence(who: Principal) -> bool:
     return who.has_scope("silences:write") and who.datasets is None
 
 
+MAX_LOOKUPS = 50  # inhibiting alerts not on the page, looked up one by one for their names
+
+
+async def inhibitor_names(
+    db: AsyncSession, renv: RoutingEnv, who: Principal, groups: list[AlertGroupOut]
+) -> dict[str, str]:
+    """The alertname of each alert that inhibits one shown (an inhibitor the token may not see stays a
+    fingerprint)."""
+    shown = {a.fingerprint: a for g in groups for a in g.alerts}
+    wanted = {fp for a in shown.values() for fp in a.inhibited_by}
+    found = {fp: shown[fp].labels.get("alertname", fp) for fp in wanted if fp in shown}
+    for fp in sorted(wanted - set(found))[:MAX_LOOKUPS]:
+        try:
+            found[fp] = (await routing.get_alert(db, renv, who, fp)).labels.get("alertname", fp)
+        except BeaconError:  # resolved and forgotten since, or of a dataset the token may not see
+            continue
+    return found
+
+
 @get("/alerts", include_in_schema=False)
 async def alert_list(
     request: Request[Any, Any, Any],
@@ -50,7 +70,8 @@ async def alert_list(
     renv = request.app.state.routing_env
     filters = lines(matchers)
     state = state_ or None
-    groups, error = [], None
+    groups: list[AlertGroupOut] = []
+    error = None
     try:
         flt = routing.alert_filter(filters, state)
     except BeaconError as exc:  # shown beside the filter: the form keeps what was typed
@@ -67,6 +88,8 @@ async def alert_list(
     return signed_page(
         request,
         "alerts.html",
+        inhibitors=await inhibitor_names(db, renv, who, groups),
+        shown={a.fingerprint for g in groups for a in g.alerts},
         nav="alerts",
         status_code=400 if error else 200,
         groups=groups,

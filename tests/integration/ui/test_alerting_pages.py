@@ -124,6 +124,11 @@ async def test_alerts_page_shows_groups_and_why_each_alert_is_suppressed(client,
     assert "cluster=&#34;eu&#34;\nalertname=~&#34;DB.*&#34;</textarea>" in page  # kept as typed, blank line dropped
     page = (await client.get("/ui/alerts", params={"state": "firing"})).text
     assert f"alert-{db_down}" in page and f"alert-{latency}" not in page
+    # The inhibiting alert is named even when the filter leaves it off the page.
+    page = (await client.get("/ui/alerts", params={"state": "suppressed"})).text
+    assert f'id="alert-{db_down}"' not in page
+    link = f'<a href="/ui/alerts#alert-{db_down}" title="{db_down}">DBDown</a>'  # where it is listed
+    assert link in row_of(page, f"alert-{latency}")
     r = await client.get("/ui/alerts", params={"matchers": 'team=~"(unclosed"'})
     assert r.status_code == 400
     assert "Invalid matcher" in section(r.text, 'id="filter-error"', "</p>")
