@@ -8,6 +8,7 @@ dataset-limited token may not change them (they concern every dataset's alerts).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -23,6 +24,7 @@ from app.errors import BeaconError
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.routing import service as routing
 from app.routing import silences
+from app.routing.env import RoutingEnv
 from app.routing.schemas import SILENCE_STATES, SilenceCreate, SilenceUpdate
 from app.routing.texts import lines, matchers_for, parse_duration
 from app.ui.alerts import can_silence
@@ -31,6 +33,14 @@ from app.ui.render import signed_page
 from app.ui.session import check_csrf, signed_in
 
 DEFAULT_DURATION = "2h"
+
+
+async def silenced_counts(db: AsyncSession, renv: RoutingEnv, who: Principal) -> Counter[str] | None:
+    """How many alerts (of those the token may see) each silence holds back now; None without `alerts:read`."""
+    if not who.has_scope("alerts:read"):
+        return None
+    suppressed = await routing.all_alerts(db, renv, who, routing.alert_filter(None, "suppressed"))
+    return Counter(s for a in suppressed for s in a.silenced_by)
 
 
 @get("/silences", include_in_schema=False)
@@ -50,6 +60,7 @@ async def silence_list(
     return signed_page(
         request,
         "silences.html",
+        silencing=await silenced_counts(db, request.app.state.routing_env, who),
         nav="silences",
         silences=found.data,
         next_cursor=found.next_cursor,

@@ -163,6 +163,10 @@ async def test_silence_from_an_alert_then_extend_and_expire(client, auth, admin_
     listed = row_of(page, silence_id)
     assert "changed" in page.split(f'id="{silence_id}"')[0].rsplit("<tr", 1)[1]  # the new one is highlighted
     assert "swap the disk" in listed and "by ana" in listed
+    # What it holds back now: a link to those alerts.
+    assert re.search(
+        r'<a href="/ui/alerts\?state=suppressed&amp;matchers=alertname%3D%22DiskFull%22%0A[^"]+">1 alert</a>', listed
+    )
     alert = (await client.get(f"/v1/alerts/{fp}", headers=auth)).json()
     assert alert["state"] == "suppressed" and alert["silenced_by"] == [silence_id]
 
@@ -292,6 +296,8 @@ async def test_pages_need_their_scopes(client, make_token):
         assert " style=" not in r.text and "<script>" not in r.text  # nothing inline the CSP would block
     page = (await client.get("/ui/silences")).text
     assert 'id="new-silence"' not in page and "cannot change silences" in page
+    await sign_in(client, await make_token(["silences:read"]))
+    assert "Silencing" not in (await client.get("/ui/silences")).text  # counting alerts needs alerts:read
     r = await client.post("/ui/silences", data={"csrf": csrf_of(page), "matchers": "a=b", "comment": "x"})
     assert r.status_code == 403
 
