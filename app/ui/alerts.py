@@ -6,6 +6,7 @@ What a token sees is what `GET /v1/alerts/groups` gives it (a dataset-limited to
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Request, Response, get
@@ -19,7 +20,7 @@ from app.pagination import MAX_LIMIT, CursorCodec
 from app.routing import service as routing
 from app.routing.env import RoutingEnv
 from app.routing.labels import describe
-from app.routing.schemas import ALERT_STATES, AlertGroupOut
+from app.routing.schemas import ALERT_STATES, AlertGroupOut, AlertOut
 from app.routing.texts import lines
 from app.ui.render import signed_page
 from app.ui.session import signed_in
@@ -38,6 +39,8 @@ def can_silence(who: Principal) -> bool:
     return who.has_scope("silences:write") and who.datasets is None
 
 
+MAX_GROUPS = 200
+MAX_PER_GROUP = 50
 MAX_LOOKUPS = 50  # inhibiting alerts not on the page, looked up one by one for their names
 
 
@@ -57,6 +60,23 @@ async def inhibitor_names(
     return found
 
 
+@dataclass
+class GroupView:
+    group: AlertGroupOut
+    alerts: list[AlertOut]  # the ones shown
+    more: int  # and how many are not
+
+
+def group_views(groups: list[AlertGroupOut], only: str | None) -> tuple[list[GroupView], int]:
+    """The groups to show, and how many are left out: one group whole when asked for (`only`), else the first
+    MAX_GROUPS with their first MAX_PER_GROUP alerts each, so that an outage of thousands of alerts still
+    gives a page a browser shows at once."""
+    if only is not None:
+        return [GroupView(g, g.alerts, 0) for g in groups if g.group_key == only], 0
+    shown = [GroupView(g, g.alerts[:MAX_PER_GROUP], max(0, len(g.alerts) - MAX_PER_GROUP)) for g in groups]
+    return shown[:MAX_GROUPS], max(0, len(shown) - MAX_GROUPS)
+
+
 @get("/alerts", include_in_schema=False)
 async def alert_list(
     request: Request[Any, Any, Any],
@@ -64,6 +84,7 @@ async def alert_list(
     codec: CursorCodec,
     matchers: str | None = None,
     state_: Annotated[str | None, QueryParameter(name="state")] = None,
+    group: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
     who.require_scope("alerts:read")
@@ -85,14 +106,18 @@ async def alert_list(
             if a.fingerprint not in seen:
                 seen.add(a.fingerprint)
                 counts[a.state] += 1
+    views, more_groups = group_views(groups, group or None)
     return signed_page(
         request,
         "alerts.html",
         inhibitors=await inhibitor_names(db, renv, who, groups),
-        shown={a.fingerprint for g in groups for a in g.alerts},
+        shown={a.fingerprint for v in views for a in v.alerts},
         nav="alerts",
         status_code=400 if error else 200,
-        groups=groups,
+        groups=views,
+        more_groups=more_groups,
+        total_groups=len(groups),
+        group=group or "",
         counts=counts,
         matchers="\n".join(filters),
         state=state or "",

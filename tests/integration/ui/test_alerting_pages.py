@@ -330,3 +330,26 @@ async def test_a_dataset_limited_token_sees_only_its_monitors_alerts(client, aut
     until = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
     body = {"matchers": ["a=b"], "ends_at": until, "comment": "x"}
     assert_error(await client.post("/v1/silences", headers=api, json=body), 403, "insufficient_scope")
+
+
+async def test_a_big_outage_gives_a_bounded_page(client, auth, admin_token, monkeypatch):
+    monkeypatch.setattr("app.ui.alerts.MAX_GROUPS", 2)
+    monkeypatch.setattr("app.ui.alerts.MAX_PER_GROUP", 3)
+    await put_routing(client, auth, {"route": {"notifier_ids": [], "group_by": ["cluster"]}})
+    await post_alerts(
+        client,
+        auth,
+        *({"labels": {"alertname": f"A{i}", "cluster": "eu"}} for i in range(5)),
+        *({"labels": {"alertname": "B", "cluster": c}} for c in ("us", "ap", "sa")),
+    )
+    await sign_in(client, admin_token)
+    page = (await client.get("/ui/alerts")).text
+    assert "8 firing · 0 suppressed" in html.unescape(page) and "in 4 groups" in page  # counts cover everything
+    assert page.count('<section class="card alert-group"') == 2 and page.count('<tr class="alert ') == 4
+    assert "… and 2 more groups: narrow the filter" in page
+    eu = section(page, 'data-group-key="{}:{cluster=&#34;eu&#34;}"')
+    more = re.search(r'… and 2 more alerts: <a href="([^"]+)">show the whole group</a>', eu)
+    assert more, eu
+    whole = (await client.get(html.unescape(more.group(1)))).text
+    assert whole.count('<section class="card alert-group"') == 1 and whole.count('<tr class="alert ') == 5
+    assert 'id="one-group"' in whole and "more alerts" not in whole
