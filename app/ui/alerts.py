@@ -126,5 +126,6 @@ async def alert_list(
         names=await notifier_names(db, codec, who),
         can_silence=can_silence(who),
         can_read_silences=who.has_scope("silences:read"),
+        can_read_monitors=who.has_scope("monitors:read"),
         describe=describe,
     )

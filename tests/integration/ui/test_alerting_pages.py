@@ -316,6 +316,7 @@ async def test_a_dataset_limited_token_sees_only_its_monitors_alerts(client, aut
     assert f"alert-{by_monitor[web]}" in page
     assert f"alert-{by_monitor[db]}" not in page and "External" not in page and "DB errors" not in page
     assert "1 firing · 0 suppressed" in html.unescape(page)
+    assert f'<a class="alert-monitor" href="/ui/monitors#{web}">monitor</a>' in row_of(page, f"alert-{by_monitor[web]}")
     # Silences concern every dataset: a limited token does not make them, and cannot open another's alert.
     assert "silence-alert" not in page
     for alert in (by_monitor[db], by_monitor[web]):
