@@ -44,10 +44,13 @@ from app.scheduler import start_scheduler
 from app.settings import Settings
 from app.system.controllers import error_docs, healthz, metrics, readyz
 from app.tokens.controllers import TokenController
+from app.ui.alerts import alert_list
 from app.ui.controllers import ui_router
 from app.ui.datasets import dataset_list, dataset_page
 from app.ui.monitors import monitor_list
 from app.ui.notifiers import notifier_list, notifier_test
+from app.ui.routing import routing_page
+from app.ui.silences import silence_create, silence_expire, silence_extend, silence_form, silence_list
 
 log = logging.getLogger("beacon")
 
@@ -81,6 +84,13 @@ def ui_pages() -> list[ControllerRouterHandler]:
         monitor_list,
         notifier_list,
         notifier_test,
+        alert_list,
+        silence_list,
+        silence_form,
+        silence_create,
+        silence_expire,
+        silence_extend,
+        routing_page,
     ]
 
 

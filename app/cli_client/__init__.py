@@ -1,4 +1,5 @@
-"""`beacon annotate`, `beacon ingest` and `beacon query`: the client commands, talking HTTP to a Beacon.
+"""`beacon annotate`, `beacon ingest`, `beacon query` (and, in `alerting.py`, `beacon alerts`, `beacon silence`,
+`beacon routing`): the client commands, talking HTTP to a Beacon.
 
 The service address is `--url` (`--server` on `annotate`, whose `--url` is the annotation's link) or
 BEACON_URL; the token is `--token` or BEACON_TOKEN. Exit status 0 on success; on failure 1, with the error's
@@ -126,5 +127,8 @@ def query(
 
 
 def register(group: click.Group) -> None:
+    from app.cli_client import alerting
+
     for command in (annotate, ingest, query):
         group.add_command(command)
+    alerting.register(group)

@@ -23,6 +23,10 @@ from app.client.errors import (
 )
 from app.client.ingest import AsyncIngester, EventFailure, Ingester, IngestTotals
 from app.client.models import (
+    Alert,
+    AlertGroup,
+    AlertSource,
+    AlertsReceived,
     Annotation,
     Column,
     Dataset,
@@ -40,6 +44,10 @@ from app.client.models import (
     Page,
     QueryResult,
     QueryStatus,
+    RouteMatch,
+    Routing,
+    RoutingTest,
+    Silence,
     Token,
     TokenCreated,
     TriggerAfter,
@@ -51,6 +59,10 @@ from app.client.webhooks import verify_webhook
 __all__ = [
     "MAX_BYTES",
     "MAX_EVENTS",
+    "Alert",
+    "AlertGroup",
+    "AlertSource",
+    "AlertsReceived",
     "Annotation",
     "AsyncClient",
     "AsyncIngester",
@@ -79,6 +91,10 @@ __all__ = [
     "Page",
     "QueryResult",
     "QueryStatus",
+    "RouteMatch",
+    "Routing",
+    "RoutingTest",
+    "Silence",
     "Token",
     "TokenCreated",
     "TriggerAfter",

@@ -12,8 +12,8 @@ import httpx
 from app.client.backoff import Backoff
 from app.client.binding import async_method
 from app.client.call import Call, TimeArg
+from app.client.endpoints import alerting, datasets, deliveries, events, monitors, notifiers, tokens
 from app.client.endpoints import annotations as annotation_specs
-from app.client.endpoints import datasets, deliveries, events, monitors, notifiers, tokens
 from app.client.ingest import AsyncIngester, IngesterOptions
 from app.client.models import Page
 from app.client.retrying import Attempts, build_request, resolve
@@ -109,6 +109,21 @@ class AsyncClient:
     delete_monitor = async_method(monitors.delete_monitor)
     evaluate_monitor = async_method(monitors.evaluate_monitor)
     monitor_history = async_method(monitors.monitor_history)
+
+    list_alerts = async_method(alerting.list_alerts)
+    get_alert = async_method(alerting.get_alert)
+    alert_groups = async_method(alerting.alert_groups)
+    post_alerts = async_method(alerting.post_alerts)
+
+    create_silence = async_method(alerting.create_silence)
+    list_silences = async_method(alerting.list_silences)
+    get_silence = async_method(alerting.get_silence)
+    update_silence = async_method(alerting.update_silence)
+    expire_silence = async_method(alerting.expire_silence)
+
+    get_routing = async_method(alerting.get_routing)
+    put_routing = async_method(alerting.put_routing)
+    test_routing = async_method(alerting.test_routing)
 
     async def export(
         self, apl: str, *, start_time: TimeArg | None = None, end_time: TimeArg | None = None

@@ -31,7 +31,7 @@ class Call(Generic[T]):
     method: str
     path: str
     parse: Callable[[httpx.Response], T]
-    params: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, str] | tuple[tuple[str, str], ...] = field(default_factory=dict)  # pairs: a repeated name
     content: bytes | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
 

@@ -202,3 +202,93 @@ class Delivery(Resource, kw_only=True):
     error: str | None = None
     created_at: datetime | None = None
     attempt_log: list[DeliveryAttempt] = msgspec.field(default_factory=list)  # in single-delivery answers
+
+
+class AlertSource(msgspec.Struct, kw_only=True):
+    type: str  # monitor | external
+    monitor_id: str | None = None
+
+
+class Alert(Resource, kw_only=True):
+    """An alert and its state now; a suppressed one says why (silences, inhibiting alerts, mute intervals)."""
+
+    fingerprint: str
+    labels: dict[str, str]
+    annotations: dict[str, str] = msgspec.field(default_factory=dict)
+    state: str  # firing | suppressed | resolved
+    starts_at: datetime
+    ends_at: datetime | None = None
+    updated_at: datetime | None = None
+    source: AlertSource = msgspec.field(default_factory=lambda: AlertSource(type="external"))
+    silenced_by: list[str] = msgspec.field(default_factory=list)
+    inhibited_by: list[str] = msgspec.field(default_factory=list)
+    muted_by: list[str] = msgspec.field(default_factory=list)
+    generator_url: str | None = None
+
+
+class AlertsReceived(Resource, kw_only=True):
+    received: int
+    fingerprints: list[str]
+
+
+class AlertGroup(Resource, kw_only=True):
+    """Alerts the routing tree groups together now: one route and one set of `group_by` values."""
+
+    group_key: str
+    route: str
+    labels: dict[str, str]
+    notifier_ids: list[str]
+    muted_by: list[str] = msgspec.field(default_factory=list)
+    alerts: list[Alert]
+
+
+class Silence(Resource, kw_only=True):
+    id: str
+    matchers: list[str]
+    starts_at: datetime
+    ends_at: datetime
+    comment: str
+    created_by: str
+    state: str  # pending | active | expired
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class Routing(Resource, kw_only=True):
+    """The routing document (`route`, `inhibit_rules`, `time_intervals` as the API shows them); pass `version`
+    to `put_routing` to replace it."""
+
+    version: str
+    route: dict[str, Any]
+    inhibit_rules: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    time_intervals: list[dict[str, Any]] = msgspec.field(default_factory=list)
+
+    def document(self) -> dict[str, Any]:
+        return {"route": self.route, "inhibit_rules": self.inhibit_rules, "time_intervals": self.time_intervals}
+
+
+class RouteMatch(msgspec.Struct, kw_only=True):
+    route: str  # where the route is in the document, e.g. route.routes[1]
+    route_key: str
+    notifier_ids: list[str]
+    group_by: list[str]
+    group_key: str
+    group_labels: dict[str, str] = msgspec.field(default_factory=dict)
+    group_wait_seconds: int
+    group_interval_seconds: int
+    repeat_interval_seconds: int
+    muted_by: list[str] = msgspec.field(default_factory=list)
+
+
+class RoutingTest(Resource, kw_only=True):
+    """What the tree would do with an alert of these labels now (nothing stored or sent)."""
+
+    fingerprint: str
+    routes: list[RouteMatch]
+    notifier_ids: list[str]
+    silenced_by: list[str] = msgspec.field(default_factory=list)
+    inhibited_by: list[str] = msgspec.field(default_factory=list)
+    muted_by: list[str] = msgspec.field(default_factory=list)
+    silenced: bool = False
+    inhibited: bool = False
+    muted: bool = False

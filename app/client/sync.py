@@ -12,8 +12,8 @@ import httpx
 from app.client.backoff import Backoff
 from app.client.binding import sync_method
 from app.client.call import Call, TimeArg
+from app.client.endpoints import alerting, datasets, deliveries, events, monitors, notifiers, tokens
 from app.client.endpoints import annotations as annotation_specs
-from app.client.endpoints import datasets, deliveries, events, monitors, notifiers, tokens
 from app.client.ingest import Ingester, IngesterOptions
 from app.client.models import Page
 from app.client.retrying import Attempts, build_request, resolve
@@ -107,6 +107,21 @@ class Client:
     delete_monitor = sync_method(monitors.delete_monitor)
     evaluate_monitor = sync_method(monitors.evaluate_monitor)
     monitor_history = sync_method(monitors.monitor_history)
+
+    list_alerts = sync_method(alerting.list_alerts)
+    get_alert = sync_method(alerting.get_alert)
+    alert_groups = sync_method(alerting.alert_groups)
+    post_alerts = sync_method(alerting.post_alerts)
+
+    create_silence = sync_method(alerting.create_silence)
+    list_silences = sync_method(alerting.list_silences)
+    get_silence = sync_method(alerting.get_silence)
+    update_silence = sync_method(alerting.update_silence)
+    expire_silence = sync_method(alerting.expire_silence)
+
+    get_routing = sync_method(alerting.get_routing)
+    put_routing = sync_method(alerting.put_routing)
+    test_routing = sync_method(alerting.test_routing)
 
     def export(
         self, apl: str, *, start_time: TimeArg | None = None, end_time: TimeArg | None = None

@@ -1,0 +1,349 @@
+"""`beacon alerts`, `beacon silence add|list|expire` and `beacon routing show|test`: client commands over
+/v1/alerts, /v1/silences and /v1/routing.
+
+Imports of the client and of the rendering helpers stay inside the commands, so that `beacon --help` (and every
+other command) does not pay for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from app.client import Alert, AlertGroup, Routing, RoutingTest, Silence
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_URL = "http://127.0.0.1:8000"  # as app.client.retrying.DEFAULT_URL, without importing the client here
+MAX_CELL = 60
+
+
+def _connection(func: F) -> F:
+    func = click.option("--token", envvar="BEACON_TOKEN", help="API token [env BEACON_TOKEN].")(func)
+    return click.option(
+        "--url",
+        "--server",
+        "url",
+        envvar="BEACON_URL",
+        default=DEFAULT_URL,
+        show_default=True,
+        help="Beacon's address [env BEACON_URL].",
+    )(func)
+
+
+def _format(*choices: str) -> Callable[[F], F]:
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True)
+
+
+def _when(value: datetime | None) -> str:
+    return "" if value is None else value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _cell(text: str) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    cells = [[_cell(c) for c in row] for row in rows]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(header)]
+    out = ["  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)).rstrip() for values in [header, *cells]]
+    return "\n".join(out) + "\n"
+
+
+def _json(value: Any) -> str:
+    import msgspec
+
+    return msgspec.json.format(msgspec.json.encode(value), indent=2).decode() + "\n"
+
+
+def _labels(labels: dict[str, str], leave_out: Sequence[str] = ()) -> str:
+    from app.routing.labels import describe
+
+    return describe({k: v for k, v in labels.items() if k not in leave_out})
+
+
+def why(alert: Alert) -> str:
+    """Why an alert is suppressed, in words (empty when it is not)."""
+    parts = []
+    if alert.silenced_by:
+        parts.append("silenced by " + ", ".join(alert.silenced_by))
+    if alert.inhibited_by:
+        parts.append("inhibited by " + ", ".join(alert.inhibited_by))
+    if alert.muted_by:
+        parts.append("muted by " + ", ".join(alert.muted_by))
+    return "; ".join(parts)
+
+
+def _alert_rows(alerts: Sequence[Alert]) -> list[list[str]]:
+    return [
+        [
+            a.state,
+            _when(a.starts_at),
+            a.labels.get("alertname", ""),
+            _labels(a.labels, ("alertname",)),
+            why(a),
+            a.fingerprint,
+        ]
+        for a in alerts
+    ]
+
+
+ALERT_HEADER = ("STATE", "SINCE", "ALERT", "LABELS", "WHY", "FINGERPRINT")
+
+
+def _groups_text(groups: Sequence[AlertGroup]) -> str:
+    if not groups:
+        return "no alert groups\n"
+    out = []
+    for g in groups:
+        notifiers = ", ".join(g.notifier_ids) or "no notifiers"
+        muted = f"  muted by {', '.join(g.muted_by)}" if g.muted_by else ""
+        out.append(f"{g.route} {_labels(g.labels)} → {notifiers}{muted}\n")
+        out.append("".join("  " + line + "\n" for line in _table(ALERT_HEADER, _alert_rows(g.alerts)).splitlines()))
+    return "\n".join(out)
+
+
+@click.command()
+@click.option("--filter", "filters", multiple=True, help='A matcher such as team="payments"; repeat: all must hold.')
+@click.option("--state", type=click.Choice(["firing", "suppressed", "resolved"]), help="Only alerts in this state.")
+@click.option("--groups", is_flag=True, help="Show the groups the routing tree forms of them.")
+@_format("table", "json")
+@_connection
+def alerts(filters: tuple[str, ...], state: str | None, groups: bool, fmt: str, url: str, token: str | None) -> None:
+    """List alerts, newest first, with their state and why a suppressed one is (silence, inhibition, mute)."""
+    from app.cli_client.common import make_client, reporting
+
+    with reporting(url), make_client(url, token) as client:
+        if groups:
+            found_groups = client.alert_groups(filters=list(filters), state=state).data
+            click.echo(_json(found_groups) if fmt == "json" else _groups_text(found_groups), nl=False)
+            return
+        found = list(client.iterate(client.list_alerts, filters=list(filters), state=state, limit=100))
+    if fmt == "json":
+        click.echo(_json(found), nl=False)
+    elif not found:
+        click.echo("no alerts")
+    else:
+        click.echo(_table(ALERT_HEADER, _alert_rows(found)), nl=False)
+
+
+@click.group()
+def silence() -> None:
+    """Silences: add, list, expire."""
+
+
+@silence.command("add")
+@click.argument("matchers", nargs=-1, required=True)
+@click.option("--duration", help="How long from the start, e.g. 30m, 2h, 1d, 1h30m [default 2h unless --ends-at].")
+@click.option("--ends-at", help="RFC 3339 end instead of --duration.")
+@click.option("--starts-at", help="RFC 3339 start (default now); before it the silence is pending.")
+@click.option("--comment", required=True, help="Why (shown with the silence).")
+@click.option("--created-by", help="Who (default: the token's id).")
+@_connection
+def silence_add(
+    matchers: tuple[str, ...],
+    duration: str | None,
+    ends_at: str | None,
+    starts_at: str | None,
+    comment: str,
+    created_by: str | None,
+    url: str,
+    token: str | None,
+) -> None:
+    """Silence the alerts that match every MATCHER (e.g. alertname=DiskFull 'instance=~"db-.*"'); prints its id."""
+    import msgspec
+
+    from app.cli_client.common import make_client, reporting
+    from app.routing.texts import parse_duration
+
+    if duration and ends_at:
+        raise click.UsageError("give --duration or --ends-at, not both")
+    start = _parse_time(starts_at, "--starts-at") if starts_at else None
+    if ends_at:
+        end = _parse_time(ends_at, "--ends-at")
+    else:
+        try:
+            length = parse_duration(duration or "2h")
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--duration") from None
+        end = (start or datetime.now(UTC)) + length
+    with reporting(url), make_client(url, token) as client:
+        created = client.create_silence(
+            list(matchers),
+            end,
+            comment,
+            starts_at=start if start is not None else msgspec.UNSET,
+            created_by=created_by if created_by is not None else msgspec.UNSET,
+        )
+    click.echo(created.id)
+
+
+def _parse_time(text: str, option: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        value = None
+    if value is None or value.tzinfo is None:
+        raise click.BadParameter(f"{text!r} is not an RFC 3339 time with an offset", param_hint=option)
+    return value
+
+
+def _silence_rows(found: Sequence[Silence]) -> list[list[str]]:
+    return [
+        [s.id, s.state, _when(s.starts_at), _when(s.ends_at), ", ".join(s.matchers), s.created_by, s.comment]
+        for s in found
+    ]
+
+
+@silence.command("list")
+@click.option("--state", type=click.Choice(["pending", "active", "expired"]), help="Only silences in this state.")
+@_format("table", "json")
+@_connection
+def silence_list(state: str | None, fmt: str, url: str, token: str | None) -> None:
+    """List silences, newest first."""
+    from app.cli_client.common import make_client, reporting
+
+    with reporting(url), make_client(url, token) as client:
+        found = list(client.iterate(client.list_silences, state=state, limit=100))
+    if fmt == "json":
+        click.echo(_json(found), nl=False)
+    elif not found:
+        click.echo("no silences")
+    else:
+        header = ("ID", "STATE", "STARTS", "ENDS", "MATCHERS", "CREATED BY", "COMMENT")
+        click.echo(_table(header, _silence_rows(found)), nl=False)
+
+
+@silence.command("expire")
+@click.argument("silence_ids", nargs=-1, required=True)
+@_connection
+def silence_expire(silence_ids: tuple[str, ...], url: str, token: str | None) -> None:
+    """End silences now (they are kept, as expired)."""
+    from app.cli_client.common import make_client, reporting
+
+    with reporting(url), make_client(url, token) as client:
+        for silence_id in silence_ids:
+            done = client.expire_silence(silence_id)
+            click.echo(f"{done.id} expired at {_when(done.ends_at)}")
+
+
+@click.group()
+def routing() -> None:
+    """The routing tree: show it, test labels against it."""
+
+
+def _seconds(value: int) -> str:
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if value >= size and value % size == 0:
+            return f"{value // size}{unit}"
+    return f"{value}s"
+
+
+TIMER_NAMES = (
+    ("group_wait_seconds", "wait"),
+    ("group_interval_seconds", "interval"),
+    ("repeat_interval_seconds", "repeat"),
+)
+ROOT_DEFAULTS = {"group_wait_seconds": 30, "group_interval_seconds": 300, "repeat_interval_seconds": 14_400}
+
+
+def _group_by(names: list[str] | None) -> str:
+    if names == ["..."]:
+        return "every label (one alert per group)"
+    return ", ".join(names) if names else "nothing (one group)"
+
+
+def tree_text(doc: Routing) -> str:
+    """The tree as indented lines: each route's matchers, then what it sends where; a value the route does not
+    set itself (inherited from its parent) is marked with `*`."""
+    out = [f"routing version {doc.version}  (* inherited from the parent route)"]
+
+    def walk(node: dict[str, Any], path: str, depth: int, parent: dict[str, Any]) -> None:
+        pad = "  " * depth
+        eff: dict[str, Any] = {}
+        for name in ("notifier_ids", "group_by", *ROOT_DEFAULTS):
+            own = node.get(name)
+            eff[name] = own if own is not None else parent.get(name)
+            eff[name + "*"] = "" if own is not None or depth == 0 else "*"
+        head = path + (f"  {{{', '.join(node.get('matchers', []))}}}" if node.get("matchers") else "")
+        if node.get("continue"):
+            head += "  continue"
+        out.append(pad + head)
+        notifiers = ", ".join(eff["notifier_ids"] or []) or "no notifiers"
+        group_by = _group_by(eff["group_by"])
+        timers = ", ".join(f"{label} {_seconds(eff[name])}{eff[name + '*']}" for name, label in TIMER_NAMES)
+        out.append(f"{pad}  → {notifiers}{eff['notifier_ids*']}; group by {group_by}{eff['group_by*']}; {timers}")
+        for kind, label in (("mute_time_intervals", "muted during"), ("active_time_intervals", "active only during")):
+            if node.get(kind):
+                out.append(f"{pad}  {label} {', '.join(node[kind])}")
+        for i, child in enumerate(node.get("routes", [])):
+            walk(child, f"{path}.routes[{i}]", depth + 1, eff)
+
+    walk(doc.route, "route", 0, {"notifier_ids": [], "group_by": [], **ROOT_DEFAULTS})
+    for i, rule in enumerate(doc.inhibit_rules):
+        equal = f" with equal {', '.join(rule.get('equal', []))}" if rule.get("equal") else ""
+        out.append(
+            f"inhibit_rules[{i}]: {{{', '.join(rule.get('source_matchers', []))}}} firing mutes "
+            f"{{{', '.join(rule.get('target_matchers', []))}}}{equal}"
+        )
+    for interval in doc.time_intervals:
+        out.append(f"time interval {interval.get('name')}: {_json(interval.get('intervals', [])).strip()}")
+    return "\n".join(out) + "\n"
+
+
+@routing.command("show")
+@_format("tree", "json")
+@_connection
+def routing_show(fmt: str, url: str, token: str | None) -> None:
+    """Print the routing document: as a readable tree, or as the JSON that `PUT /v1/routing` takes."""
+    from app.cli_client.common import make_client, reporting
+
+    with reporting(url), make_client(url, token) as client:
+        doc = client.get_routing()
+    click.echo(_json({"version": doc.version, **doc.document()}) if fmt == "json" else tree_text(doc), nl=False)
+
+
+def test_text(result: RoutingTest) -> str:
+    out = [f"fingerprint {result.fingerprint}"]
+    for r in result.routes:
+        muted = f"  muted now by {', '.join(r.muted_by)}" if r.muted_by else ""
+        notifiers = ", ".join(r.notifier_ids) or "no notifiers"
+        out.append(f"{r.route} → {notifiers}{muted}")
+        out.append(
+            f"  group {r.group_key}  (wait {_seconds(r.group_wait_seconds)}, interval "
+            f"{_seconds(r.group_interval_seconds)}, repeat {_seconds(r.repeat_interval_seconds)})"
+        )
+    out.append("notifiers: " + (", ".join(result.notifier_ids) or "none"))
+    out.append("silenced: " + (f"yes, by {', '.join(result.silenced_by)}" if result.silenced else "no"))
+    out.append("inhibited: " + (f"yes, by {', '.join(result.inhibited_by)}" if result.inhibited else "no"))
+    muted = "yes, every route it takes" if result.muted else "some routes" if result.muted_by else "no"
+    out.append("muted: " + muted + (f" ({', '.join(result.muted_by)})" if result.muted_by else ""))
+    return "\n".join(out) + "\n"
+
+
+@routing.command("test")
+@click.argument("labels", nargs=-1, required=True)
+@_format("text", "json")
+@_connection
+def routing_test(labels: tuple[str, ...], fmt: str, url: str, token: str | None) -> None:
+    """Which routes, notifiers and group an alert with LABELS (name=value ...) would get now, and whether it would
+    be silenced, inhibited or muted; nothing is sent."""
+    from app.cli_client.common import make_client, reporting
+    from app.routing.texts import parse_labels
+
+    try:
+        label_map = parse_labels(labels)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="LABELS") from None
+    with reporting(url), make_client(url, token) as client:
+        result = client.test_routing(label_map)
+    click.echo(_json(result) if fmt == "json" else test_text(result), nl=False)
+
+
+def register(group: click.Group) -> None:
+    for command in (alerts, silence, routing):
+        group.add_command(command)

@@ -1,0 +1,131 @@
+"""Console page for alerts: the groups the routing tree forms of them now, each alert firing or suppressed and
+why (silences, inhibiting alerts, mute intervals), with a button that opens a silence prefilled from it.
+
+What a token sees is what `GET /v1/alerts/groups` gives it (a dataset-limited token: only its monitors' alerts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from litestar import Request, Response, get
+from litestar.params import QueryParameter
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import Principal
+from app.errors import BeaconError
+from app.notifiers import service as notifiers
+from app.pagination import MAX_LIMIT, CursorCodec
+from app.routing import service as routing
+from app.routing.env import RoutingEnv
+from app.routing.labels import describe
+from app.routing.schemas import ALERT_STATES, AlertGroupOut, AlertOut
+from app.routing.texts import lines
+from app.ui.render import signed_page
+from app.ui.session import signed_in
+
+
+async def notifier_names(db: AsyncSession, codec: CursorCodec, who: Principal) -> dict[str, str]:
+    """Notifier ids to names, to show beside the ids (only for a token that may read notifiers)."""
+    if not who.has_scope("notifiers:read"):
+        return {}
+    found = await notifiers.list_notifiers(db, codec, type_=None, limit=MAX_LIMIT, cursor=None)
+    return {n.id: n.name for n in found.data}
+
+
+def can_silence(who: Principal) -> bool:
+    """Silences concern every dataset's alerts: only an unlimited token with `silences:write` makes them."""
+    return who.has_scope("silences:write") and who.datasets is None
+
+
+MAX_GROUPS = 200
+MAX_PER_GROUP = 50
+MAX_LOOKUPS = 50  # inhibiting alerts not on the page, looked up one by one for their names
+
+
+async def inhibitor_names(
+    db: AsyncSession, renv: RoutingEnv, who: Principal, groups: list[AlertGroupOut]
+) -> dict[str, str]:
+    """The alertname of each alert that inhibits one shown (an inhibitor the token may not see stays a
+    fingerprint)."""
+    shown = {a.fingerprint: a for g in groups for a in g.alerts}
+    wanted = {fp for a in shown.values() for fp in a.inhibited_by}
+    found = {fp: shown[fp].labels.get("alertname", fp) for fp in wanted if fp in shown}
+    for fp in sorted(wanted - set(found))[:MAX_LOOKUPS]:
+        try:
+            found[fp] = (await routing.get_alert(db, renv, who, fp)).labels.get("alertname", fp)
+        except BeaconError:  # resolved and forgotten since, or of a dataset the token may not see
+            continue
+    return found
+
+
+@dataclass
+class GroupView:
+    group: AlertGroupOut
+    alerts: list[AlertOut]  # the ones shown
+    more: int  # and how many are not
+
+
+def group_views(groups: list[AlertGroupOut], only: str | None) -> tuple[list[GroupView], int]:
+    """The groups to show, and how many are left out: one group whole when asked for (`only`), else the first
+    MAX_GROUPS with their first MAX_PER_GROUP alerts each, so that an outage of thousands of alerts still
+    gives a page a browser shows at once."""
+    if only is not None:
+        return [GroupView(g, g.alerts, 0) for g in groups if g.group_key == only], 0
+    shown = [GroupView(g, g.alerts[:MAX_PER_GROUP], max(0, len(g.alerts) - MAX_PER_GROUP)) for g in groups]
+    return shown[:MAX_GROUPS], max(0, len(shown) - MAX_GROUPS)
+
+
+@get("/alerts", include_in_schema=False)
+async def alert_list(
+    request: Request[Any, Any, Any],
+    db: AsyncSession,
+    codec: CursorCodec,
+    matchers: str | None = None,
+    state_: Annotated[str | None, QueryParameter(name="state")] = None,
+    group: str | None = None,
+) -> Response[str]:
+    who = await signed_in(request)
+    who.require_scope("alerts:read")
+    renv = request.app.state.routing_env
+    filters = lines(matchers)
+    state = state_ or None
+    groups: list[AlertGroupOut] = []
+    error = None
+    try:
+        flt = routing.alert_filter(filters, state)
+    except BeaconError as exc:  # shown beside the filter: the form keeps what was typed
+        error = exc.message
+    else:
+        groups = await routing.alert_groups(db, renv, who, flt)
+    counts = {s: 0 for s in ALERT_STATES}
+    seen: set[str] = set()
+    for g in groups:  # an alert that `continue` sends down two routes is in two groups: counted once
+        for a in g.alerts:
+            if a.fingerprint not in seen:
+                seen.add(a.fingerprint)
+                counts[a.state] += 1
+    views, more_groups = group_views(groups, group or None)
+    return signed_page(
+        request,
+        "alerts.html",
+        inhibitors=await inhibitor_names(db, renv, who, groups),
+        shown={a.fingerprint for v in views for a in v.alerts},
+        nav="alerts",
+        status_code=400 if error else 200,
+        groups=views,
+        more_groups=more_groups,
+        total_groups=len(groups),
+        group=group or "",
+        counts=counts,
+        matchers="\n".join(filters),
+        state=state or "",
+        states=ALERT_STATES,
+        error=error,
+        names=await notifier_names(db, codec, who),
+        can_silence=can_silence(who),
+        can_read_silences=who.has_scope("silences:read"),
+        can_read_monitors=who.has_scope("monitors:read"),
+        describe=describe,
+    )
