@@ -17,7 +17,19 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     # NULL: an alert is sent once. When each firing series was last sent is kept in `series` (JSONB).
     op.execute("ALTER TABLE monitors ADD COLUMN repeat_interval_seconds integer")
+    # A repeat is recorded in the monitor's history like the trigger it repeats.
+    op.execute("ALTER TABLE monitor_events DROP CONSTRAINT monitor_events_kind_check")
+    op.execute(
+        "ALTER TABLE monitor_events ADD CONSTRAINT monitor_events_kind_check"
+        " CHECK (kind IN ('triggered', 'resolved', 'no_data', 'error', 'matched', 'repeat'))"
+    )
 
 
 def downgrade() -> None:
+    op.execute("DELETE FROM monitor_events WHERE kind = 'repeat'")
+    op.execute("ALTER TABLE monitor_events DROP CONSTRAINT monitor_events_kind_check")
+    op.execute(
+        "ALTER TABLE monitor_events ADD CONSTRAINT monitor_events_kind_check"
+        " CHECK (kind IN ('triggered', 'resolved', 'no_data', 'error', 'matched'))"
+    )
     op.execute("ALTER TABLE monitors DROP COLUMN repeat_interval_seconds")
