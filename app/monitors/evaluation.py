@@ -160,7 +160,7 @@ async def observe_many(
             continue
         try:
             statement, shape = threshold_statement(monitor, dataset_id, window, now)
-        except QueryError:
+        except (QueryError, OverflowError):
             continue  # alone, it reports the error as always
         shapes.setdefault(statement.sql, []).append(_Planned(at, monitor, statement, shape))
     timeout_ms = max(1, round(statement_timeout * 1000))
