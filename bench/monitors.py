@@ -12,8 +12,13 @@ Reports
 
 Targets on this machine: lag p99 < 2 s, delivery p99 < 1 s.
 
+`--mode burst`: N monitors (default 1,000) breaching at once, `--rounds` times: due -> all evaluated with their
+deliveries enqueued, and -> all webhooks received; baselines in the same run: the same SQL bare (one statement
+each, and as the loop's shared statements), and bare POSTs to the same receiver.
+
 Needs a PostgreSQL server (a scratch database is created and dropped). Run from the repository root:
     .venv/bin/python bench/monitors.py [--monitors 1000] [--seconds 60] [--warmup 25]
+    .venv/bin/python bench/monitors.py --mode burst [--monitors 1000] [--rounds 3]
 with BEACON_BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres).
 """
 
@@ -160,12 +165,181 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+async def bare_shared(dsn: str, n: int, span: float) -> float:
+    """Baseline: the same `n` statements as the server's shared form would send them, in batches of 250 (the
+    loop's batch) over 4 connections; seconds for all."""
+    from app.monitors.batching import shared_statement
+    from app.query.compiler import Compiled
+    from app.query.parser import parse
+    from app.timefmt import utcnow
+
+    conns = [await asyncpg.connect(dsn) for _ in range(4)]
+    dataset_id = await conns[0].fetchval("SELECT id FROM datasets WHERE name = 'bench'")
+    now = utcnow()
+    from datetime import timedelta
+
+    statements = [
+        Compiled(parse(query_for(i)), now=now, start=now - timedelta(seconds=span), end=now).statement(
+            dataset_id, limit=50_001, newest_first=False
+        )
+        for i in range(n)
+    ]
+    batches = [shared_statement(statements[i : i + 250]) for i in range(0, n, 250)]
+    started = time.perf_counter()
+
+    async def lane(conn: asyncpg.Connection, part: list) -> None:
+        for b in part:
+            await conn.fetch(b.sql, *b.args)
+
+    await asyncio.gather(*(lane(c, batches[i::4]) for i, c in enumerate(conns)))
+    took = time.perf_counter() - started
+    for c in conns:
+        await c.close()
+    return took
+
+
+async def bare_one_by_one(dsn: str, n: int, span: float) -> float:
+    """Baseline: the same `n` monitor statements bare, one at a time over 4 connections; seconds for all."""
+    from app.query.compiler import Compiled
+    from app.query.parser import parse
+    from app.timefmt import utcnow
+
+    conns = [await asyncpg.connect(dsn) for _ in range(4)]
+    dataset_id = await conns[0].fetchval("SELECT id FROM datasets WHERE name = 'bench'")
+    now = utcnow()
+    from datetime import timedelta
+
+    statements = [
+        Compiled(parse(query_for(i)), now=now, start=now - timedelta(seconds=span), end=now).statement(
+            dataset_id, limit=50_001, newest_first=False
+        )
+        for i in range(n)
+    ]
+    started = time.perf_counter()
+
+    async def lane(conn: asyncpg.Connection, part: list) -> None:
+        for s in part:
+            await conn.fetch(s.sql, *s.args)
+
+    await asyncio.gather(*(lane(c, statements[i::4]) for i, c in enumerate(conns)))
+    took = time.perf_counter() - started
+    for c in conns:
+        await c.close()
+    return took
+
+
+async def bare_posts_concurrent(url: str, n: int, lanes: int = 8) -> float:
+    """Baseline: `n` webhook-sized POSTs to the same receiver, `lanes` at a time; seconds for all."""
+    body = json.dumps({"type": "monitor.triggered", "data": {"x": "y" * 800}}).encode()
+    async with httpx.AsyncClient() as http:
+        started = time.perf_counter()
+
+        async def lane(k: int) -> None:
+            for _ in range(k, n, lanes):
+                r = await http.post(url, content=body, headers={"Content-Type": "application/json"})
+                r.raise_for_status()
+
+        await asyncio.gather(*(lane(k) for k in range(lanes)))
+        return time.perf_counter() - started
+
+
+async def run_burst(args: argparse.Namespace) -> None:
+    """1,000 monitors breaching at once: from the moment all are due to all evaluated with their deliveries
+    enqueued (in the database), and to all webhooks received; `--rounds` times (state reset in between)."""
+    admin, name, url = await scratch_database("monitors_burst")
+    dsn = asyncpg_dsn(url)
+    proc = None
+    receiver = Receiver()
+    span = 3600  # every monitor's range: the events ingested below, all in it, in every round
+    try:
+        hook_url = await receiver.start()
+        proc, token, port = start_beacon(url, name)
+        base = f"http://127.0.0.1:{port}"
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+            await wait_ready(http, base)
+            notifier = await webhook_notifier(http, base, hook_url)
+            # Every key well above the threshold, and some other traffic, within the range.
+            batch = [{"k": k, "status": 500} for k in range(KEYS) for _ in range(THRESHOLD + 10)]
+            batch += [{"k": random.randrange(10 * KEYS), "status": 200} for _ in range(args.background)]
+            for i in range(0, len(batch), 1000):
+                r = await http.post(f"{base}/v1/ingest/bench", json=batch[i : i + 1000])
+                assert r.status_code == 200, r.text
+            sem = asyncio.Semaphore(8)
+
+            async def make(i: int) -> None:
+                async with sem:
+                    r = await http.post(
+                        f"{base}/v1/monitors",
+                        json={
+                            "name": f"bench {i}",
+                            "type": "threshold",
+                            "apl": query_for(i),
+                            "operator": "above",
+                            "threshold": THRESHOLD,
+                            "interval_seconds": 3600,
+                            "range_seconds": span,
+                            "notifier_ids": [notifier],
+                            "disabled_until": "2199-01-01T00:00:00Z",  # not due until the burst
+                        },
+                    )
+                    assert r.status_code == 201, r.text
+
+            await asyncio.gather(*(make(i) for i in range(args.monitors)))
+        conn = await asyncpg.connect(dsn)
+        enqueued_s, received_s = [], []
+        for round_ in range(args.rounds):
+            await conn.execute("DELETE FROM deliveries; DELETE FROM monitor_events; DELETE FROM alerts")
+            await conn.execute("UPDATE monitors SET state = 'ok', series = '{}', disabled_until = '2199-01-01'")
+            receiver.got.clear()
+            await asyncio.sleep(1)
+            started = time.time()
+            await conn.execute("UPDATE monitors SET disabled_until = NULL, next_evaluation_at = now()")
+            enqueued = received = None
+            while time.time() - started < 180 and (enqueued is None or received is None):
+                if enqueued is None:
+                    done = await conn.fetchval(
+                        "SELECT count(*) FROM monitors WHERE last_evaluated_at >= to_timestamp($1)", started
+                    )
+                    queued = await conn.fetchval("SELECT count(*) FROM deliveries")
+                    if done >= args.monitors and queued >= args.monitors:
+                        enqueued = time.time() - started
+                if received is None and len(receiver.got) >= args.monitors:
+                    received = receiver.got[-1][0] - started
+                await asyncio.sleep(0.02)
+            enqueued_s.append(enqueued or float("nan"))
+            received_s.append(received or float("nan"))
+            print(f"round {round_ + 1}: all evaluated + enqueued {enqueued_s[-1]:.2f} s, all received "
+                  f"{received_s[-1]:.2f} s ({len(receiver.got)} webhooks)")  # fmt: skip
+        await conn.close()
+        one_by_one = await bare_one_by_one(dsn, args.monitors, span)
+        shared = await bare_shared(dsn, args.monitors, span)
+        posts = await bare_posts_concurrent(hook_url, args.monitors)
+        med_enq, med_rec = pct(enqueued_s, 50), pct(received_s, 50)
+        print(f"{args.monitors} monitors breaching at once, median of {args.rounds}: evaluated + enqueued "
+              f"{med_enq:.2f} s; received {med_rec:.2f} s   goal: received < 5 s")  # fmt: skip
+        print(f"  baseline, the same SQL bare: one statement each over 4 connections {one_by_one:.2f} s "
+              f"(ratio {med_enq / one_by_one:.1f}); shared statements of 250 over 4 connections {shared:.2f} s "
+              f"(ratio {med_enq / shared:.1f})")  # fmt: skip
+        print(f"  baseline, {args.monitors} bare POSTs to the same receiver, 8 at a time: {posts:.2f} s "
+              f"(ratio received/posts {med_rec / posts:.1f})")  # fmt: skip
+    finally:
+        if receiver.server is not None:
+            receiver.server.close()
+        await finish(proc, admin, name)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=("steady", "burst"), default="steady")
     parser.add_argument("--monitors", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--warmup", type=float, default=25)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--background", type=int, default=2000, help="burst: events besides the 2,000 hot ones")
     args = parser.parse_args()
+    if args.mode == "burst":
+        await run_burst(args)
+        return
 
     admin, name, url = await scratch_database("monitors")
     dsn = asyncpg_dsn(url)

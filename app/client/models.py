@@ -146,6 +146,7 @@ class Monitor(Resource, kw_only=True):
     notify_by_group: bool = False
     resolvable: bool = True
     trigger_after: TriggerAfter = msgspec.field(default_factory=TriggerAfter)
+    repeat_interval_seconds: int | None = None
     disabled_until: datetime | None = None
     labels: dict[str, str] = msgspec.field(default_factory=dict)
     state: str | None = None

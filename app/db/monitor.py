@@ -31,6 +31,7 @@ class Monitor(Base):
     resolvable: Mapped[bool]
     trigger_m: Mapped[int] = mapped_column(Integer)
     trigger_n: Mapped[int] = mapped_column(Integer)
+    repeat_interval_seconds: Mapped[int | None] = mapped_column(Integer)  # re-send a firing alert this often
     disabled_until: Mapped[datetime | None]
     state: Mapped[str] = mapped_column(Text)
     series: Mapped[dict[str, Any]] = mapped_column(JSONB)

@@ -14,6 +14,7 @@ routed by the tree.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -123,26 +124,114 @@ async def record(
     if direct:
         sends = await _direct_verdicts(conn, monitor, step.changes, now)
     firing = firing_now(monitor, step.state, step.series, link, error, direct)
+    await store.upsert(conn, [*firing, *_pulses(monitor, step, link, direct, now)], now)
+    await store.resolve_others(conn, monitor.id, [a.fingerprint for a in firing], now)
+    if direct:
+        await _mark_notified(conn, _notified(monitor, step.changes, sends))
+    return sends
+
+
+def _notified(monitor: Monitor, changes: Sequence[Change], sends: Sequence[bool]) -> list[tuple[str, bool]]:
+    """Whether each firing alert's message went out (its resolve follows it). A repeat that was suppressed
+    changes nothing: the trigger before it went out."""
+    return [
+        (fingerprint(_change_labels(monitor, c)), sent)
+        for c, sent in zip(changes, sends, strict=True)
+        if c.kind != "resolved" and (sent or c.kind != "repeat")
+    ]
+
+
+async def _mark_notified(conn: Any, fired: Sequence[tuple[str, bool]]) -> None:
+    if fired:
+        await conn.execute(
+            "UPDATE alerts a SET notified = i.s FROM unnest($1::text[], $2::boolean[]) AS i(f, s) "
+            "WHERE a.fingerprint = i.f",
+            [fp for fp, _ in fired],
+            [sent for _, sent in fired],
+        )
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One monitor's run, for `record_many`."""
+
+    monitor: Monitor
+    step: Step
+    link: str
+    error: str | None
+    direct: bool
+
+
+async def record_many(session: AsyncSession, runs: Sequence[Recording], now: datetime) -> list[list[bool]]:
+    """`record` for the runs of a batch (each a different monitor), in a few statements for all of them.
+
+    The same answers as one `record` after another: a monitor's alerts carry its `monitor_id`, so no run
+    touches another's rows, and silences and mute timings depend on the time only. Inhibition depends on the
+    alerts firing, which the runs before change: with inhibit rules, the runs go one by one."""
+    conn = await store.in_transaction(session)
+    suppressor = None
+    if any(r.direct for r in runs):
+        tree = (await config.current(conn)).tree
+        if tree.inhibit_rules:
+            return [
+                await record(session, r.monitor, r.step, now, link=r.link, error=r.error, direct=r.direct) for r in runs
+            ]
+        suppressor = await load(conn, tree, now)
+    labels = [[_change_labels(r.monitor, c) for c in r.step.changes] if r.direct else [] for r in runs]
+    fps = [[fingerprint(x) for x in xs] for xs in labels]
+    notified: dict[str, bool] = {}
+    if suppressor is not None:
+        rows = await conn.fetch(
+            "SELECT fingerprint, notified FROM alerts WHERE fingerprint = ANY($1::text[])", [f for x in fps for f in x]
+        )
+        notified = {r["fingerprint"]: r["notified"] for r in rows}
+    verdicts: list[list[bool]] = []
+    alerts: list[store.AlertInput] = []
+    keep: list[str] = []
+    fired: list[tuple[str, bool]] = []
+    for r, xs, fs in zip(runs, labels, fps, strict=True):
+        sends = [True] * len(r.step.changes)
+        if r.direct:
+            assert suppressor is not None
+            sends = [
+                notified.get(fp, True) if c.kind == "resolved" else not suppressor.verdict(fp, x).suppressed
+                for c, x, fp in zip(r.step.changes, xs, fs, strict=True)
+            ]
+            fired += _notified(r.monitor, r.step.changes, sends)
+        verdicts.append(sends)
+        firing = firing_now(r.monitor, r.step.state, r.step.series, r.link, r.error, r.direct)
+        keep += [a.fingerprint for a in firing]
+        alerts += firing
+        alerts += _pulses(r.monitor, r.step, r.link, r.direct, now)
+    await store.upsert(conn, alerts, now)
+    await _resolve_others(conn, [r.monitor.id for r in runs], keep, now)
+    await _mark_notified(conn, fired)
+    return verdicts
+
+
+async def _resolve_others(conn: Any, monitor_ids: Sequence[str], keep: Sequence[str], now: datetime) -> None:
+    """store.resolve_others for several monitors: a fingerprint is one monitor's (its labels name it)."""
+    await conn.execute(
+        """
+        UPDATE alerts SET ends_at = $3, routing_pending = false, updated_at = $3
+        WHERE monitor_id = ANY($1::text[]) AND ends_at IS NULL AND NOT (fingerprint = ANY($2::text[]))
+        """,
+        list(monitor_ids),
+        list(keep),
+        now,
+    )
+
+
+def _pulses(monitor: Monitor, step: Step, link: str, direct: bool, now: datetime) -> list[store.AlertInput]:
+    """A match fires for the resolve timeout, as an external alert posted once would."""
     pulses = [
         _input(monitor, labels_of(monitor, {}), annotations_of(monitor, c.value, link, "matched", None), direct)
         for c in step.changes
         if c.kind == "matched"
     ]
-    for pulse in pulses:  # a match fires for the resolve timeout, as an external alert posted once would
+    for pulse in pulses:
         pulse.ends_at = now + store.RESOLVE_TIMEOUT
-    await store.upsert(conn, [*firing, *pulses], now)
-    await store.resolve_others(conn, monitor.id, [a.fingerprint for a in firing], now)
-    if direct:
-        told = [(fingerprint(_change_labels(monitor, c)), sent) for c, sent in zip(step.changes, sends, strict=True)]
-        fired = [(fp, sent) for (fp, sent), c in zip(told, step.changes, strict=True) if c.kind != "resolved"]
-        if fired:
-            await conn.execute(
-                "UPDATE alerts a SET notified = i.s FROM unnest($1::text[], $2::boolean[]) AS i(f, s) "
-                "WHERE a.fingerprint = i.f",
-                [fp for fp, _ in fired],
-                [sent for _, sent in fired],
-            )
-    return sends
+    return pulses
 
 
 async def _direct_verdicts(conn: Any, monitor: Monitor, changes: Sequence[Change], now: datetime) -> list[bool]:

@@ -18,7 +18,7 @@ import msgspec
 import orjson
 
 from app.db.monitor import Monitor
-from app.monitors import queries
+from app.monitors import batching, queries
 from app.monitors.state import Failed, Rules, Values
 from app.query.compiler import Statement
 from app.query.errors import QueryError, line_column
@@ -135,14 +135,90 @@ async def observe(
         return Observation(_failure(exc, monitor.apl, statement_timeout))
 
 
+@dataclass
+class _Planned:
+    at: int  # the monitor's place in the batch
+    monitor: Monitor
+    statement: Statement
+    shape: queries.Shape
+
+
+async def observe_many(
+    conn: asyncpg.Connection,
+    batch: Sequence[tuple[Monitor, int | None, Window]],
+    now: datetime,
+    *,
+    statement_timeout: float,
+    savepoint_open: bool = False,
+) -> list[Observation]:
+    """`observe` for a batch of monitors: threshold queries of one shape share a statement
+    (app/monitors/batching.py); the rest, and every monitor of a shared statement that failed, run alone."""
+    found: list[Observation | None] = [None] * len(batch)
+    shapes: dict[str, list[_Planned]] = {}
+    for at, (monitor, dataset_id, window) in enumerate(batch):
+        if monitor.type != "threshold" or dataset_id is None:
+            continue
+        try:
+            statement, shape = threshold_statement(monitor, dataset_id, window, now)
+        except (QueryError, OverflowError):
+            continue  # alone, it reports the error as always
+        shapes.setdefault(statement.sql, []).append(_Planned(at, monitor, statement, shape))
+    timeout_ms = max(1, round(statement_timeout * 1000))
+    for planned in shapes.values():
+        shared = batching.shared_statement([p.statement for p in planned]) if len(planned) > 1 else None
+        if shared is None:
+            continue
+        release = f"RELEASE SAVEPOINT {SAVEPOINT}; " if savepoint_open else ""
+        await conn.execute(f"{release}SET LOCAL statement_timeout = {timeout_ms}; SAVEPOINT {SAVEPOINT}")
+        savepoint_open = True
+        try:
+            records = await conn.fetch(shared.sql, *shared.args)
+        except asyncpg.PostgresError:
+            await conn.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
+            continue
+        for p, rows in zip(planned, batching.split(records, len(planned)), strict=True):
+            try:
+                found[p.at] = threshold_observation(p.monitor, p.statement, p.shape, rows)
+            except OverflowError as exc:
+                found[p.at] = Observation(_failure(exc, p.monitor.apl, statement_timeout))
+    out: list[Observation] = []
+    for at, (monitor, dataset_id, window) in enumerate(batch):
+        observation = found[at]
+        if observation is None:
+            observation = await observe(
+                conn,
+                monitor,
+                dataset_id,
+                window,
+                now,
+                statement_timeout=statement_timeout,
+                savepoint_open=savepoint_open,
+            )
+            savepoint_open = True
+        out.append(observation)
+    return out
+
+
 async def _threshold(
     conn: asyncpg.Connection, monitor: Monitor, dataset_id: int | None, window: Window, now: datetime
 ) -> Observation:
     if dataset_id is None:
         return Observation(Values({}))
+    statement, shape = threshold_statement(monitor, dataset_id, window, now)
+    return threshold_observation(monitor, statement, shape, await _fetch(conn, statement))
+
+
+def threshold_statement(
+    monitor: Monitor, dataset_id: int, window: Window, now: datetime
+) -> tuple[Statement, queries.Shape]:
     compiled, shape = queries.threshold_query(monitor.apl, now=now, start=window.start, end=window.end)
-    statement = compiled.statement(dataset_id, limit=MAX_ROWS + 1, newest_first=False)
-    records = await _fetch(conn, statement)
+    return compiled.statement(dataset_id, limit=MAX_ROWS + 1, newest_first=False), shape
+
+
+def threshold_observation(
+    monitor: Monitor, statement: Statement, shape: queries.Shape, records: Sequence[Sequence[Any]]
+) -> Observation:
+    """What a threshold query's rows say (read alone or from a shared statement: the same rows either way)."""
     if len(records) > MAX_ROWS:
         return Observation(
             Failed(f"the query returned more than {MAX_ROWS:,} rows; summarize into fewer groups or bins")

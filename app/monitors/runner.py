@@ -1,16 +1,16 @@
 """One evaluation of one monitor, written as an outbox.
 
-The caller holds the monitor row locked (`FOR UPDATE`; `SKIP LOCKED` in the loop's claim, which takes up to 20
-due monitors per transaction) in the session's transaction and commits afterwards: the query, the new state,
-the monitor events, the annotation and one delivery per routed notifier land in that one commit, or none of them
-do. So a change is recorded and notified exactly once however many server processes run the loop, and a process
-that dies mid-evaluation leaves the monitor due, with nothing half-written.
+The caller holds the monitor row locked (`FOR UPDATE`; `SKIP LOCKED` in the loop's claim, which takes a batch
+of due monitors per transaction: `evaluate_many`) in the session's transaction and commits afterwards: the query,
+the new state, the monitor events, the annotation and one delivery per routed notifier land in that one commit,
+or none of them do. So a change is recorded and notified exactly once however many server processes run the
+loop, and a process that dies mid-evaluation leaves the monitor due, with nothing half-written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -29,7 +29,7 @@ from app.db.monitor_notifier import MonitorNotifier
 from app.deliveries.sending import DeliveryEnv
 from app.deliveries.service import enqueue
 from app.monitors import alerting
-from app.monitors.evaluation import Observation, Window, observe, rules_of, window_for
+from app.monitors.evaluation import Observation, Window, observe, observe_many, rules_of, window_for
 from app.monitors.state import Change, Series, Step, resize, step_match, step_threshold
 from app.request_ids import new_id
 from app.timefmt import iso_ms, iso_ms_or_none
@@ -72,6 +72,19 @@ def next_due(due: datetime, now: datetime, interval_seconds: int) -> datetime:
     return due + step * ((now - due) // step + 1)
 
 
+async def routes_of(session: AsyncSession, monitor_ids: Sequence[str]) -> dict[str, list[str]]:
+    """The notifiers of each monitor, in their order (one query for a batch)."""
+    stmt = (
+        select(MonitorNotifier.monitor_id, MonitorNotifier.notifier_id)
+        .where(MonitorNotifier.monitor_id.in_(list(monitor_ids)))
+        .order_by(MonitorNotifier.monitor_id, MonitorNotifier.position)
+    )
+    found: dict[str, list[str]] = {i: [] for i in monitor_ids}
+    for monitor_id, notifier_id in (await session.execute(stmt)).all():
+        found[monitor_id].append(notifier_id)
+    return found
+
+
 async def routes(session: AsyncSession, monitor_id: str) -> list[str]:
     stmt = (
         select(MonitorNotifier.notifier_id)
@@ -112,25 +125,93 @@ async def evaluate(
         savepoint_open=session.info.get(SAVEPOINT_OPEN) is session.get_transaction(),
     )
     session.info[SAVEPOINT_OPEN] = session.get_transaction()
-    before = monitor.state
-    if monitor.type == "threshold":
-        step = step_threshold(before, series_of(monitor), observed.result, rules_of(monitor))  # type: ignore[arg-type]
-    else:
-        step = step_match(before, observed.result, monitor.resolvable)  # type: ignore[arg-type]
-    report = Report(monitor, now, window, before, step, observed)
-    if any(c.notify for c in step.changes):
-        report.notifier_ids = await routes(session, monitor.id)
-    report.events = [_event_row(monitor, change, window, observed, now, dry_run) for change in step.changes]
+    notifiers = await routes(session, monitor.id) if monitor.repeat_interval_seconds else None
+    report = _report(monitor, now, window, observed, notifiers)
+    if any(c.notify for c in report.step.changes):
+        report.notifier_ids = notifiers if notifiers is not None else await routes(session, monitor.id)
+    report.events = [_event_row(monitor, c, window, observed, now, dry_run) for c in report.step.changes]
     if dry_run:
         return report
     report.row = _row(monitor, report, scheduled)
-    sends = [True] * len(step.changes)
-    if step.changes:  # the monitor's alerts follow (app/routing); its own notifiers hear of what is not suppressed
+    sends = [True] * len(report.step.changes)
+    # The monitor's alerts follow (app/routing); its own notifiers hear of what is not suppressed.
+    if report.step.changes:
         direct = report.notifier_ids or await routes(session, monitor.id)
         sends = await alerting.record(
-            session, monitor, step, now, link=link(env, monitor.id), error=observed.error, direct=bool(direct)
+            session,
+            monitor,
+            report.step,
+            now,
+            link=link(env, monitor.id),
+            error=observed.error,
+            direct=bool(direct),
         )
-    for row, change, send in zip(report.events, step.changes, sends, strict=True):
+    _write(session, env, report, sends)
+    return report
+
+
+async def evaluate_many(
+    session: AsyncSession, env: DeliveryEnv, claimed: Sequence[tuple[Monitor, int | None]], *, now: datetime
+) -> list[Report]:
+    """`evaluate` (scheduled) for a batch of locked monitors, with the same answers: queries of one shape share
+    a statement (app/monitors/evaluation.py `observe_many`), and routes, alerts, events and deliveries are read
+    and written for the whole batch at once rather than monitor by monitor."""
+    settings = env.settings
+    windows = [window_for(m, now, settle_seconds=settings.monitor_match_settle_seconds) for m, _ in claimed]
+    observed = await observe_many(
+        await driver_connection(session),
+        [(m, dataset_id, w) for (m, dataset_id), w in zip(claimed, windows, strict=True)],
+        now,
+        statement_timeout=settings.monitor_query_timeout_seconds,
+        savepoint_open=session.info.get(SAVEPOINT_OPEN) is session.get_transaction(),
+    )
+    session.info[SAVEPOINT_OPEN] = session.get_transaction()
+    routed = await routes_of(session, [m.id for m, _ in claimed])
+    reports = []
+    for (monitor, _), window, observation in zip(claimed, windows, observed, strict=True):
+        report = _report(monitor, now, window, observation, routed[monitor.id])
+        if any(c.notify for c in report.step.changes):
+            report.notifier_ids = routed[monitor.id]
+        report.events = [_event_row(monitor, c, window, observation, now, False) for c in report.step.changes]
+        report.row = _row(monitor, report, True)
+        reports.append(report)
+    changed = [r for r in reports if r.step.changes]
+    if changed:
+        verdicts = await alerting.record_many(
+            session,
+            [
+                alerting.Recording(
+                    r.monitor, r.step, link(env, r.monitor.id), r.observation.error, bool(routed[r.monitor.id])
+                )
+                for r in changed
+            ],
+            now,
+        )
+        for report, sends in zip(changed, verdicts, strict=True):
+            _write(session, env, report, sends)
+    return reports
+
+
+def _report(
+    monitor: Monitor, now: datetime, window: Window, observed: Observation, notifiers: list[str] | None
+) -> Report:
+    """Run the state machine. A firing alert is repeated to the monitor's own notifiers only (`notifiers`, when
+    known): a routed alert repeats on its route's `repeat_interval`."""
+    before = monitor.state
+    if monitor.type == "threshold":
+        rules = rules_of(monitor)
+        if notifiers and monitor.repeat_interval_seconds:
+            rules = replace(rules, repeat_seconds=monitor.repeat_interval_seconds)
+        step = step_threshold(before, series_of(monitor), observed.result, rules, now=now.timestamp())  # type: ignore[arg-type]
+    else:
+        step = step_match(before, observed.result, monitor.resolvable)  # type: ignore[arg-type]
+    return Report(monitor, now, window, before, step, observed)
+
+
+def _write(session: AsyncSession, env: DeliveryEnv, report: Report, sends: Sequence[bool]) -> None:
+    """Add the report's monitor events, the deliveries of those that notify, and its annotation."""
+    monitor, observed = report.monitor, report.observation
+    for row, change, send in zip(report.events, report.step.changes, sends, strict=True):
         session.add(row)
         if change.notify and send:
             message = _message(env, monitor, change, row, observed)
@@ -139,10 +220,9 @@ async def evaluate(
                 for n in report.notifier_ids
             ]
             report.deliveries += len(row.delivery_ids)
-    changed = [c for c in step.changes if c.kind != "matched"]
+    changed = [c for c in report.step.changes if c.kind not in ("matched", "repeat")]
     if changed:
-        _annotate(session, env, monitor, changed, now)
-    return report
+        _annotate(session, env, monitor, changed, report.now)
 
 
 def _row(monitor: Monitor, report: Report, scheduled: bool) -> dict[str, Any]:
@@ -213,7 +293,7 @@ def _event_row(
 def _message(env: DeliveryEnv, monitor: Monitor, change: Change, row: MonitorEvent, observed: Observation) -> Event:
     start, end = iso_range_of(row)
     return Event(
-        kind=change.kind,
+        kind="triggered" if change.kind == "repeat" else change.kind,  # a repeat is the trigger sent again
         monitor_id=monitor.id,
         monitor_event_id=row.id,
         monitor_name=monitor.name,

@@ -16,6 +16,7 @@ Operator = Literal["above", "above_or_equal", "below", "below_or_equal"]
 Interval = Annotated[int, msgspec.Meta(ge=10, le=86_400)]
 Range = Annotated[int, msgspec.Meta(ge=1, le=30 * 86_400)]
 Delay = Annotated[int, msgspec.Meta(ge=0, le=86_400)]
+Repeat = Annotated[int, msgspec.Meta(ge=10, le=30 * 86_400)]  # re-send a firing alert at most this often
 NotifierIds = Annotated[list[Annotated[str, msgspec.Meta(min_length=1, max_length=64)]], msgspec.Meta(max_length=50)]
 Finite = Annotated[float, msgspec.Meta(ge=-1e300, le=1e300)]  # JSON has no infinity; NaN fails both bounds
 Labels = dict[str, str]  # routing labels, checked by app/monitors/alerting.py
@@ -45,6 +46,7 @@ class MonitorCreate(RequestBody):
     notify_by_group: bool = False
     resolvable: bool = True
     trigger_after: TriggerAfter = msgspec.field(default_factory=TriggerAfter)
+    repeat_interval_seconds: Repeat | None = None
     disabled_until: AwareDatetime | None = None
     labels: Labels = msgspec.field(default_factory=dict)
 
@@ -67,6 +69,7 @@ class MonitorUpdate(RequestBody):
     notify_by_group: bool | UnsetType = UNSET
     resolvable: bool | UnsetType = UNSET
     trigger_after: TriggerAfter | UnsetType = UNSET
+    repeat_interval_seconds: Repeat | UnsetType | None = UNSET
     disabled_until: AwareDatetime | UnsetType | None = UNSET
     labels: Labels | UnsetType = UNSET
 
@@ -95,6 +98,7 @@ class MonitorOut(msgspec.Struct, kw_only=True):
     notify_by_group: bool
     resolvable: bool
     trigger_after: TriggerAfterOut
+    repeat_interval_seconds: int | None
     disabled_until: str | None
     state: str
     alerting_groups: list[dict[str, Any]]  # with notify_by_group: the groups alerting now (at most 100)

@@ -62,6 +62,7 @@ class Definition:
     notify_by_group: bool
     resolvable: bool
     trigger_after: TriggerAfter
+    repeat_interval_seconds: int | None
     disabled_until: datetime | None
     labels: dict[str, str]
 
@@ -80,6 +81,7 @@ def _check(d: Definition, who: Principal, now: datetime) -> str:
             "alert_on_no_data": d.alert_on_no_data,
             "notify_by_group": d.notify_by_group,
             "trigger_after": (d.trigger_after.m, d.trigger_after.n) != (1, 1),
+            "repeat_interval_seconds": d.repeat_interval_seconds is not None,
         }
         for name, set_ in only_threshold.items():
             if set_:
@@ -146,6 +148,7 @@ def to_out(m: Monitor, notifier_ids: list[str]) -> MonitorOut:
         notify_by_group=m.notify_by_group,
         resolvable=m.resolvable,
         trigger_after=TriggerAfterOut(m.trigger_m, m.trigger_n),
+        repeat_interval_seconds=m.repeat_interval_seconds,
         disabled_until=iso_ms_or_none(m.disabled_until),
         state=m.state,
         alerting_groups=_alerting_groups(m),
@@ -197,6 +200,7 @@ def _definition(data: MonitorCreate) -> Definition:
         notify_by_group=data.notify_by_group,
         resolvable=data.resolvable,
         trigger_after=data.trigger_after,
+        repeat_interval_seconds=data.repeat_interval_seconds,
         disabled_until=to_ms(data.disabled_until) if data.disabled_until else None,
         labels=data.labels,
     )
@@ -218,6 +222,7 @@ def _assign(monitor: Monitor, d: Definition, dataset: str) -> None:
     monitor.resolvable = d.resolvable
     monitor.trigger_m = d.trigger_after.m
     monitor.trigger_n = d.trigger_after.n
+    monitor.repeat_interval_seconds = d.repeat_interval_seconds
     monitor.disabled_until = d.disabled_until
     monitor.labels = d.labels
 
@@ -313,6 +318,7 @@ async def update_monitor(
         notify_by_group=monitor.notify_by_group,
         resolvable=monitor.resolvable,
         trigger_after=TriggerAfter(m=monitor.trigger_m, n=monitor.trigger_n),
+        repeat_interval_seconds=monitor.repeat_interval_seconds,
         disabled_until=monitor.disabled_until,
         labels=dict(monitor.labels or {}),
     )

@@ -13,6 +13,9 @@ States: `ok`, `alerting`, `no_data`, `error`.
   (`resolved`, sent only when the monitor is `resolvable`; otherwise recorded without a notification).
   Staying in a state notifies nothing.
 - A match_event monitor is `ok` (or `error`); every run that finds new events records one `matched` change.
+- With `repeat_seconds` (the monitor's `repeat_interval_seconds`), a series still alerting records a `repeat`
+  change once that long has passed since its trigger or its last repeat (`notified_at`): the message is sent
+  again, so one that was lost or ignored is corrected. Without it, a trigger is sent once.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any, Literal
 
 import msgspec
 
-ChangeKind = Literal["triggered", "resolved", "no_data", "error", "matched"]
+ChangeKind = Literal["triggered", "resolved", "no_data", "error", "matched", "repeat"]
 MAX_N = 100  # the longest M-of-N window
 
 COMPARE: dict[str, Callable[[float, float], bool]] = {
@@ -42,6 +45,7 @@ class Series(msgspec.Struct, kw_only=True):
     state: Literal["ok", "alerting"] = "ok"
     recent: list[bool] = msgspec.field(default_factory=list)  # the last N results, oldest first
     value: float | None = None
+    notified_at: float | None = None  # when its trigger (or last repeat) was made, in Unix seconds
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class Rules:
     resolvable: bool = True
     alert_on_no_data: bool = False
     grouped: bool = False
+    repeat_seconds: int | None = None
 
     def breached(self, value: float) -> bool:
         return COMPARE[self.operator](value, self.threshold)
@@ -96,7 +101,10 @@ def _condition(kind: Literal["no_data", "error"], before: str, series: dict[str,
     return Step(kind, series, changes, None)
 
 
-def step_threshold(before: str, series: Mapping[str, Series], observed: Values | Failed, rules: Rules) -> Step:
+def step_threshold(
+    before: str, series: Mapping[str, Series], observed: Values | Failed, rules: Rules, *, now: float | None = None
+) -> Step:
+    """One run. `now` (Unix seconds) stamps triggers for `repeat_seconds`; without it nothing is stamped."""
     current = {k: msgspec.structs.replace(s, recent=list(s.recent)) for k, s in series.items()}
     if isinstance(observed, Failed):
         return _condition("error", before, current)
@@ -113,6 +121,7 @@ def step_threshold(before: str, series: Mapping[str, Series], observed: Values |
         alerting = sum(s.recent) >= rules.m
         if alerting and s.state == "ok":
             s.state = "alerting"
+            s.notified_at = now
             changes.append(Change("triggered", "alerting", s.group, value))
         elif not alerting and s.state == "alerting":
             s.state = "ok"
@@ -124,12 +133,29 @@ def step_threshold(before: str, series: Mapping[str, Series], observed: Values |
     values = [v for _, v in observed.by_key.values()]
     value = rules.worst(values) if values else None
     if before in ("no_data", "error"):
-        changes = _recovered(changes, after, state, value, rules)
+        changes = _recovered(changes, after, state, value, rules, now)
+    if rules.repeat_seconds and now is not None:
+        changes += _repeats(changes, after, rules.repeat_seconds, now)
     return Step(state, after, changes, value)
 
 
+def _repeats(changes: list[Change], after: dict[str, Series], every: int, now: float) -> list[Change]:
+    """A `repeat` for each series alerting since at least `every` seconds before `now` without a message."""
+    told = {id(s) for s in after.values() if s.notified_at == now}  # triggered in this run
+    out = []
+    for s in after.values():
+        if s.state != "alerting" or id(s) in told:
+            continue
+        if s.notified_at is None:  # alerting from before repeats were asked for: the clock starts now
+            s.notified_at = now
+        elif now - s.notified_at >= every:
+            s.notified_at = now
+            out.append(Change("repeat", "alerting", s.group, s.value))
+    return out
+
+
 def _recovered(
-    changes: list[Change], after: dict[str, Series], state: str, value: float | None, rules: Rules
+    changes: list[Change], after: dict[str, Series], state: str, value: float | None, rules: Rules, now: float | None
 ) -> list[Change]:
     """Leaving no_data or error: the last message about the whole monitor (group {}) said so; follow it with
     where the monitor stands now, unless this run's own changes already said it for group {}."""
@@ -137,6 +163,7 @@ def _recovered(
         return changes
     whole = after.get("")
     if not rules.grouped and whole is not None and whole.state == "alerting":
+        whole.notified_at = now
         return [Change("triggered", "alerting", {}, value), *changes]
     return [Change("resolved", state, {}, value, notify=rules.resolvable), *changes]
 

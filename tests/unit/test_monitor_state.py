@@ -124,3 +124,39 @@ def test_series_keys_are_sorted_json_and_take_integers_beyond_64_bits() -> None:
     # Stored states are keyed by this text: it stays what orjson wrote (1e+20, not 1e20).
     assert series_key({"b": 1, "a": 1e20}) == '{"a":1e+20,"b":1}'
     assert series_key({"id": 2**70 + 1}) == '{"id":1180591620717411303425}'
+
+
+def test_repeat_after_the_interval_since_the_trigger_or_the_last_repeat():
+    rules = Rules(operator="above", threshold=10, repeat_seconds=120)
+    state, series, kinds = "ok", {}, []
+    for t, v in [(0, 11), (60, 12), (120, 13), (180, 14), (240, 15), (300, 3), (360, 11)]:
+        step = step_threshold(state, series, one(v), rules, now=float(t))
+        state, series = step.state, step.series
+        kinds.append([(c.kind, c.value) for c in step.changes])
+    assert kinds == [
+        [("triggered", 11)],
+        [],
+        [("repeat", 13)],  # 120 s after the trigger, with the value now
+        [],
+        [("repeat", 15)],
+        [("resolved", 3)],
+        [("triggered", 11)],  # a new trigger starts a new clock
+    ]
+    # Without repeat_seconds (or without a time), a firing alert is told once.
+    assert run([11, 12, 13, 14])[1] == [[("triggered", True)], [], [], []]
+
+
+def test_an_alert_firing_before_repeats_were_asked_for_starts_its_clock_at_the_next_run():
+    firing = {"": Series(state="alerting", recent=[True], value=12)}
+    rules = Rules(operator="above", threshold=10, repeat_seconds=60)
+    first = step_threshold("alerting", firing, one(12), rules, now=1000.0)
+    assert first.changes == [] and first.series[""].notified_at == 1000.0
+    later = step_threshold("alerting", first.series, one(12), rules, now=1060.0)
+    assert [c.kind for c in later.changes] == ["repeat"]
+
+
+def test_no_repeat_while_the_query_fails():
+    rules = Rules(operator="above", threshold=10, repeat_seconds=60)
+    step = step_threshold("ok", {}, one(11), rules, now=0.0)
+    failed = step_threshold(step.state, step.series, Failed("boom"), rules, now=600.0)
+    assert [c.kind for c in failed.changes] == ["error"]

@@ -28,6 +28,7 @@ def create_monitor(
     notify_by_group: bool | Unset = msgspec.UNSET,
     resolvable: bool | Unset = msgspec.UNSET,
     trigger_after: TriggerAfter | Unset = msgspec.UNSET,
+    repeat_interval_seconds: int | Unset = msgspec.UNSET,
     disabled_until: TimeArg | Unset = msgspec.UNSET,
     labels: Mapping[str, str] | Unset = msgspec.UNSET,
 ) -> Call[Monitor]:
@@ -51,6 +52,7 @@ def create_monitor(
         notify_by_group=notify_by_group,
         resolvable=resolvable,
         trigger_after=trigger_after,
+        repeat_interval_seconds=repeat_interval_seconds,
         disabled_until=disabled_until,
         labels=dict(labels) if not isinstance(labels, Unset) else labels,
     )
@@ -80,6 +82,7 @@ def update_monitor(
     notify_by_group: bool | Unset = msgspec.UNSET,
     resolvable: bool | Unset = msgspec.UNSET,
     trigger_after: TriggerAfter | Unset = msgspec.UNSET,
+    repeat_interval_seconds: int | Unset | None = msgspec.UNSET,
     disabled_until: TimeArg | Unset | None = msgspec.UNSET,
     labels: Mapping[str, str] | Unset = msgspec.UNSET,
 ) -> Call[Monitor]:
@@ -101,6 +104,7 @@ def update_monitor(
         notify_by_group=notify_by_group,
         resolvable=resolvable,
         trigger_after=trigger_after,
+        repeat_interval_seconds=repeat_interval_seconds,
         disabled_until=disabled_until,
         labels=dict(labels) if not isinstance(labels, Unset) else labels,
     )

@@ -40,6 +40,12 @@ def test_monitor_labels_go_in_create_and_update():
     assert body(monitors.update_monitor("mon_1", labels={})) == {"labels": {}}
 
 
+def test_monitor_repeat_interval_goes_in_create_and_update():
+    call = monitors.create_monitor("errors", "threshold", "['web'] | summarize count()", repeat_interval_seconds=600)
+    assert body(call)["repeat_interval_seconds"] == 600
+    assert body(monitors.update_monitor("mon_1", repeat_interval_seconds=None)) == {"repeat_interval_seconds": None}
+
+
 def test_partial_updates_leave_out_unset_fields_and_send_null_to_clear():
     call = monitors.update_monitor("mon_1", description=None, interval_seconds=30)
     assert (call.method, call.path) == ("PATCH", "/v1/monitors/mon_1")
