@@ -81,14 +81,32 @@ def migrate() -> None:
     click.echo("migrations applied")
 
 
+def _cpu_count() -> int:
+    """The CPUs this process may run on (a container's or taskset's share, not the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--workers", default=1, show_default=True, type=int)
-def serve(host: str, port: int, workers: int) -> None:
-    """Run the API, the monitor loop and the delivery worker."""
+@click.option(
+    "--workers",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Server processes on the port  [default: the number of CPUs]",
+)
+def serve(host: str, port: int, workers: int | None) -> None:
+    """Run the API, the monitor loop and the delivery worker.
+
+    With several processes, each runs the API and every background job: they claim their work with FOR UPDATE
+    SKIP LOCKED (retention takes an advisory lock), so the work is shared and nothing is done twice.
+    """
     import uvicorn
 
+    workers = workers or _cpu_count()
     settings = _settings()
     upgrade(settings.database_url or "")
     admin = _run_db(settings, _bootstrap_admin)
@@ -99,6 +117,9 @@ def serve(host: str, port: int, workers: int) -> None:
     os.environ["BEACON_DATABASE_URL"] = settings.database_url or ""
     os.environ["BEACON_SECRET_KEY"] = settings.secret_key or ""
     if workers > 1:
+        if not settings.redis_url and "BEACON_RATE_LIMIT_STORE" not in os.environ:
+            # Budgets in each process's memory would give a token N times its limit: share them in PostgreSQL.
+            os.environ["BEACON_RATE_LIMIT_STORE"] = "postgres"
         # A worker answers the supervisor's health pings from a thread; while it imports and builds the app on a
         # busy machine that took over uvicorn's default 5 s, and the supervisor killed and restarted it, again
         # and again (seen under a parallel test run).
