@@ -122,6 +122,9 @@ class RowBuilder:
         max_days = self.max_days
         minutes = self.minutes
         minutes_get = minutes.get
+        # Counted in runs: events mostly come in time order, so most events only compare and add.
+        run_minute = -1
+        run = 0
         buf = self._buf
         pack = copyfmt.ROW_PACK
         dataset_id = self.dataset_id
@@ -227,12 +230,19 @@ class RowBuilder:
                         continue
                     add_day(day)
                 minute = time_us // MINUTE_US
-                minutes[minute] = minutes_get(minute, 0) + 1
+                if minute == run_minute:
+                    run += 1
+                else:
+                    if run:
+                        minutes[run_minute] = minutes_get(run_minute, 0) + run
+                    run_minute, run = minute, 1
                 buf += pack(4, 4, dataset_id, 8, time_us - offset, 8, sys_time, len(data) + 1, 1)
                 buf += data
                 rows += 1
                 size += len(data)
         finally:
+            if run:
+                minutes[run_minute] = minutes_get(run_minute, 0) + run
             self._nested = nested
             self._plan = plan
             self._plans_left = plans_left
