@@ -124,7 +124,9 @@ async def _apply(
                         dataset_id,
                         cutoff_times[dataset_id],
                     )
-            except asyncpg.LockNotAvailableError:
+            except (asyncpg.LockNotAvailableError, asyncpg.DeadlockDetectedError):
+                # An ingest holding the dataset's row that widens its days meanwhile can deadlock with us: the
+                # next pass tries again.
                 report.skipped.append(f"{name} (dataset {dataset_id})")
                 continue
             report.deleted_rows += int(status.split()[-1])
