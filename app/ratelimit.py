@@ -11,6 +11,7 @@ Where the budgets live decides who shares them:
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from dataclasses import dataclass
@@ -73,12 +74,18 @@ class PostgresWindow:
         self._dsn = asyncpg_dsn(database_url)
         self._prefix = prefix
         self._pool: asyncpg.Pool | None = None
+        self._opening = asyncio.Lock()  # the first requests arrive together: one pool, not one each
+
+    async def _connected(self) -> asyncpg.Pool:
+        async with self._opening:
+            if self._pool is None:
+                self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=4)
+            return self._pool
 
     async def hit(self, item: RateLimitItem, key: str) -> Decision:
-        if self._pool is None:
-            self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=4)
+        pool = self._pool or await self._connected()
         expiry = item.get_expiry()
-        row = await self._pool.fetchrow(
+        row = await pool.fetchrow(
             "SELECT * FROM beacon_rate_limit_hit($1, $2, $3)", item.key_for(self._prefix, key), item.amount, expiry
         )
         assert row is not None
