@@ -28,11 +28,13 @@ def upgrade() -> None:
         )
         """
     )
-    # The events stored before this revision, counted once (the rollup must equal the events' answer).
+    # The events stored before this revision, counted once (the rollup must equal the events' answer). date_bin
+    # from the epoch, not date_trunc, which goes through the session's time zone.
     op.execute(
         """
         INSERT INTO event_rollups (dataset_id, minute, count)
-        SELECT dataset_id, date_trunc('minute', time), count(*) FROM events GROUP BY 1, 2
+        SELECT dataset_id, date_bin('1 minute', time, TIMESTAMPTZ '1970-01-01 00:00:00+00'), count(*)
+        FROM events GROUP BY 1, 2
         """
     )
 
