@@ -121,6 +121,7 @@ def create_app(settings: Settings) -> Litestar:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
             await http.aclose()
+            await app.state.rate_limiter.close()
             await query_pool.close()
             await read_pool.close()
             await engine.dispose()

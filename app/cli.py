@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -82,16 +84,34 @@ def migrate() -> None:
     click.echo("migrations applied")
 
 
+def _cpu_count() -> int:
+    """The CPUs this process may run on (a container's or taskset's share, not the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--workers", default=1, show_default=True, type=int)
-def serve(host: str, port: int, workers: int) -> None:
-    """Run the API, the monitor loop and the delivery worker."""
+@click.option(
+    "--workers",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Server processes on the port  [default: the number of CPUs]",
+)
+def serve(host: str, port: int, workers: int | None) -> None:
+    """Run the API, the monitor loop and the delivery worker.
+
+    With several processes, each runs the API and every background job: they claim their work with FOR UPDATE
+    SKIP LOCKED (retention takes an advisory lock), so the work is shared and nothing is done twice.
+    """
     import uvicorn
 
     from app.logs import configure_logging
 
+    workers = workers or _cpu_count()
     settings = _settings()
     configure_logging(settings.log_level, settings.log_format)
     upgrade(settings.database_url or "")
@@ -103,8 +123,15 @@ def serve(host: str, port: int, workers: int) -> None:
     os.environ["BEACON_DATABASE_URL"] = settings.database_url or ""
     os.environ["BEACON_SECRET_KEY"] = settings.secret_key or ""
     if workers > 1:
-        # Each worker counts in files of this directory and a scrape of /metrics adds them all up (app/metrics.py).
-        os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="beacon-metrics-"))
+        if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+            # Each worker counts in files of this directory and a scrape of /metrics adds them all up
+            # (app/metrics.py); the counts are this run's, so the directory goes when serve ends.
+            metrics_dir = tempfile.mkdtemp(prefix="beacon-metrics-")
+            atexit.register(shutil.rmtree, metrics_dir, ignore_errors=True)
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+        if not settings.redis_url and "BEACON_RATE_LIMIT_STORE" not in os.environ:
+            # Budgets in each process's memory would give a token N times its limit: share them in PostgreSQL.
+            os.environ["BEACON_RATE_LIMIT_STORE"] = "postgres"
         # A worker answers the supervisor's health pings from a thread; while it imports and builds the app on a
         # busy machine that took over uvicorn's default 5 s, and the supervisor killed and restarted it, again
         # and again (seen under a parallel test run).

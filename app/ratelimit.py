@@ -1,20 +1,27 @@
-"""Per-token rate limits over a rolling 60-second window (the `limits` library's moving window).
+"""Per-token rate limits over a rolling 60-second window.
 
-State lives in process memory by default and in Redis when BEACON_REDIS_URL is set, so several server
-processes share one budget per token.
+Where the budgets live decides who shares them:
+- Redis (BEACON_REDIS_URL): every process shares one budget per token (the `limits` library's moving window).
+- PostgreSQL (BEACON_RATE_LIMIT_STORE=postgres, what `beacon serve --workers N` picks without Redis): every
+  process on the database shares it too. One round trip per request to `beacon_rate_limit_hit` (migration
+  0014_rollups), which counts the key's hits per second over the last 60 seconds under an advisory lock on the
+  key, so it is exact across processes; see bench/ratelimit.py for what it costs.
+- Process memory (the default for one process): each process has its own budget.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from dataclasses import dataclass
 
+import asyncpg
 from limits import RateLimitItem, RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 
-from app.settings import Settings
+from app.settings import Settings, asyncpg_dsn
 
 
 @dataclass(frozen=True)
@@ -47,14 +54,60 @@ def group_for(method: str, path: str) -> str:
     return "other"
 
 
+def _decision(allowed: bool, limit: int, used: int, reset_time: float) -> Decision:
+    now = time.time()
+    reset = max(reset_time, now)
+    return Decision(
+        allowed=allowed,
+        limit=limit,
+        remaining=max(0, limit - used),
+        reset=math.ceil(reset),
+        retry_after=max(1, math.ceil(reset - now)),
+    )
+
+
+class PostgresWindow:
+    """Budgets in PostgreSQL: a small pool of its own, opened on first use (the app's pools belong to its
+    lifespan, the limiter to the app)."""
+
+    def __init__(self, database_url: str, prefix: str) -> None:
+        self._dsn = asyncpg_dsn(database_url)
+        self._prefix = prefix
+        self._pool: asyncpg.Pool | None = None
+        self._opening = asyncio.Lock()  # the first requests arrive together: one pool, not one each
+
+    async def _connected(self) -> asyncpg.Pool:
+        async with self._opening:
+            if self._pool is None:
+                self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=4)
+            return self._pool
+
+    async def hit(self, item: RateLimitItem, key: str) -> Decision:
+        pool = self._pool or await self._connected()
+        expiry = item.get_expiry()
+        row = await pool.fetchrow(
+            "SELECT * FROM beacon_rate_limit_hit($1, $2, $3)", item.key_for(self._prefix, key), item.amount, expiry
+        )
+        assert row is not None
+        return _decision(row["allowed"], item.amount, int(row["used"]), float(row["oldest"] + expiry))
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+
 class RateLimiter:
     def __init__(self, settings: Settings) -> None:
         self._storage: Storage
+        self._postgres: PostgresWindow | None = None
         if settings.redis_url:
             uri = settings.redis_url.replace("redis://", "async+redis://", 1)
             self._storage = RedisStorage(uri, implementation="redispy", key_prefix=settings.redis_key_prefix)
         else:
             self._storage = MemoryStorage()
+            if settings.rate_limit_store == "postgres" and settings.database_url:
+                self._postgres = PostgresWindow(settings.database_url, settings.redis_key_prefix)
         self._limiter = MovingWindowRateLimiter(self._storage)
         limits = settings.rate_limits
         self._items: dict[str, RateLimitItem] = {
@@ -72,14 +125,12 @@ class RateLimiter:
 
     async def hit_item(self, item: RateLimitItem, key: str) -> Decision:
         """Count one request of `key` against `item` (any limit, in the same storage as the token budgets)."""
+        if self._postgres is not None:
+            return await self._postgres.hit(item, key)
         allowed = await self._limiter.hit(item, key)
         stats = await self._limiter.get_window_stats(item, key)
-        now = time.time()
-        reset = max(stats.reset_time, now)
-        return Decision(
-            allowed=allowed,
-            limit=item.amount,
-            remaining=max(0, stats.remaining),
-            reset=math.ceil(reset),
-            retry_after=max(1, math.ceil(reset - now)),
-        )
+        return _decision(allowed, item.amount, item.amount - stats.remaining, stats.reset_time)
+
+    async def close(self) -> None:
+        if self._postgres is not None:
+            await self._postgres.close()

@@ -59,6 +59,7 @@ class Settings:
     data_dir: Path = Path(".beacon")
     redis_url: str | None = None
     redis_key_prefix: str = "beacon"
+    rate_limit_store: str = "memory"  # without Redis: "memory" (this process) or "postgres" (shared)
     base_url: str = "http://127.0.0.1:8000"
     docs_url: str | None = None
     secret_key: str | None = field(default=None, repr=False)
@@ -131,11 +132,15 @@ class Settings:
         log_format = (get("LOG_FORMAT") or "text").strip().lower()
         if log_format not in LOG_FORMATS:
             raise ValueError(f"BEACON_LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, got {log_format!r}")
+        store = (get("RATE_LIMIT_STORE") or "memory").strip().lower()
+        if store not in ("memory", "postgres"):
+            raise ValueError(f"BEACON_RATE_LIMIT_STORE must be memory or postgres, got {store!r}")
         return cls(
             database_url=normalize_database_url(database_url) if database_url else None,
             data_dir=Path(get("DATA_DIR") or ".beacon"),
             redis_url=get("REDIS_URL"),
             redis_key_prefix=get("REDIS_KEY_PREFIX") or "beacon",
+            rate_limit_store=store,
             base_url=(get("BASE_URL") or cls.base_url).rstrip("/"),
             docs_url=(get("DOCS_URL") or "").rstrip("/") or None,
             secret_key=get("SECRET_KEY"),

@@ -1,9 +1,10 @@
 """Ingest benchmark: the real service against raw COPY of the same rows.
 
-    .venv/bin/python bench/ingest.py [--events 200000] [--batch 10000] [--clients 4]
+    .venv/bin/python bench/ingest.py [--events 200000] [--batch 10000] [--clients 4] [--workers 1,2]
 
 1. Creates a fresh database on the PostgreSQL at BENCH_PG_URL (default postgresql://postgres@127.0.0.1:5432),
-   starts `beacon serve` on it as a subprocess (one server process), and reads the admin token it prints.
+   starts `beacon serve --workers N` on it as a subprocess for each N of `--workers` (one server at a time
+   is sent to; each keeps its own port), and reads the admin token the first prints.
 2. Sends N realistic nested events (about 300 bytes each) as gzip NDJSON in batches from concurrent clients
    (bodies compressed before the clock starts), timing from the first request to the last 200.
 3. COPYs the same flattened rows (the same dataset id, times and JSON) with asyncpg's binary COPY into a plain
@@ -97,7 +98,9 @@ async def admin(url: str, sql: str) -> None:
         await conn.close()
 
 
-def start_server(db_url: str, port: int, data_dir: str) -> tuple[subprocess.Popen[str], str]:
+def start_server(
+    db_url: str, port: int, data_dir: str, workers: int, *, expect_token: bool
+) -> tuple[subprocess.Popen[str], str | None]:
     env = {
         **os.environ,
         "BEACON_DATABASE_URL": db_url,
@@ -108,20 +111,22 @@ def start_server(db_url: str, port: int, data_dir: str) -> tuple[subprocess.Pope
     }
     beacon = str(Path(sys.executable).with_name("beacon"))
     proc = subprocess.Popen(
-        [beacon, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, text=True, start_new_session=True
+        [beacon, "serve", "--port", str(port), "--workers", str(workers)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     assert proc.stdout is not None
     token = None
     deadline = time.monotonic() + 60
-    while token is None and time.monotonic() < deadline:
+    while expect_token and token is None and time.monotonic() < deadline:
         line = proc.stdout.readline()
         if not line:
             raise SystemExit(f"beacon serve exited early with {proc.wait()}")
         if re.fullmatch(r"bcn_[A-Za-z0-9_-]{40}", line.strip()):
             token = line.strip()
-    if token is None:
-        raise SystemExit("no admin token printed by beacon serve")
-    for _ in range(300):
+    for _ in range(600):
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
                 return proc, token
@@ -209,6 +214,16 @@ async def backend_cpu(conn: asyncpg.Connection, db_name: str, known: dict[int, f
     return total
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and its live descendants (the worker processes of `beacon serve --workers`)."""
+    total = cpu_seconds(pid)
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except FileNotFoundError:
+        return total
+    return total + sum(tree_cpu_seconds(int(c)) for c in children)
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used so far (from /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -233,6 +248,9 @@ async def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3, help="alternating ingest / COPY rounds; best of each")
     parser.add_argument("--profile", help="record the server with py-spy into this file (collapsed stacks)")
+    parser.add_argument(
+        "--workers", type=lambda v: [int(n) for n in v.split(",")], default=[1, 2], help="server processes, e.g. 1,2"
+    )
     args = parser.parse_args()
 
     server_url = os.environ.get("BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432").rstrip("/")
@@ -240,7 +258,7 @@ async def main() -> None:
     db_url = f"{server_url}/{db_name}"
     await admin(f"{server_url}/postgres", f'CREATE DATABASE "{db_name}"')
     data_dir = tempfile.mkdtemp(prefix="beacon-bench-")
-    proc = None
+    servers: dict[int, tuple[subprocess.Popen[str], int]] = {}
     try:
         events = make_events(args.events)
         batches = [events[i : i + args.batch] for i in range(0, len(events), args.batch)]
@@ -252,57 +270,77 @@ async def main() -> None:
             f"{args.clients} clients, {args.rounds} rounds"
         )
 
-        port = free_port()
-        proc, token = start_server(db_url, port, data_dir)
-        # Warm-up (not timed): the first request opens pool connections and creates the days' partitions.
-        await run_ingest(port, token, bodies[:1], 1, "warmup")
+        token: str | None = None
+        for n in args.workers:
+            port = free_port()
+            proc, printed = start_server(db_url, port, data_dir, n, expect_token=token is None)
+            servers[n] = (proc, port)
+            token = token or printed
+            if token is None:
+                raise SystemExit("no admin token printed by beacon serve")
+        assert token is not None
+        for n, (_, port) in servers.items():
+            # Warm-up (not timed): opens pool connections, creates the days' partitions, reaches each worker.
+            await run_ingest(port, token, bodies[: 2 * n], 2 * n, "warmup")
         conn = await asyncpg.connect(db_url)
-        ingest_rates: list[float] = []
+        ingest_rates: dict[int, list[float]] = {n: [] for n in args.workers}
         copy_rates: list[float] = []
-        cpu_ratios: list[float] = []
+        cpu_ratios: dict[int, list[float]] = {n: [] for n in args.workers}
         for r in range(args.rounds):
-            # Every round starts from empty tables on both sides, so neither has a bigger index to maintain.
-            await conn.execute("TRUNCATE events")
-            spy = start_profiler(proc.pid, args.profile) if args.profile and r == 0 else None
-            if spy is not None:
-                await asyncio.sleep(1.0)
-            pg_cpu: dict[int, float] = {}
-            await backend_cpu(conn, db_name, pg_cpu)
-            cpu_before = cpu_seconds(proc.pid)
-            client_before = time.process_time()
-            ingest_s = await run_ingest(port, token, bodies, args.clients, f"bench{r}")
-            server_cpu = cpu_seconds(proc.pid) - cpu_before
-            ingest_cpu = server_cpu + time.process_time() - client_before + await backend_cpu(conn, db_name, pg_cpu)
-            if spy is not None:
-                spy.send_signal(signal.SIGINT)
-                spy.wait(timeout=30)
-            dataset_id = await conn.fetchval("SELECT id FROM datasets WHERE name = $1", f"bench{r}")
-            stored = await conn.fetchval("SELECT count(*) FROM events WHERE dataset_id = $1", dataset_id)
-            assert stored == len(events), f"stored {stored} events, expected {len(events)}"
-
-            row_batches = [b for b in _batched(copy_rows(events, dataset_id), args.batch)]
+            row_batches: list[list[tuple[Any, ...]]] = []
+            ingest_cpus: dict[int, float] = {}
+            for n, (proc, port) in servers.items():
+                # Every round starts from empty tables on both sides, so neither has a bigger index to maintain.
+                await conn.execute("TRUNCATE events, event_rollups")
+                spy = start_profiler(proc.pid, args.profile) if args.profile and r == 0 else None
+                if spy is not None:
+                    await asyncio.sleep(1.0)
+                pg_cpu: dict[int, float] = {}
+                await backend_cpu(conn, db_name, pg_cpu)
+                cpu_before = tree_cpu_seconds(proc.pid)
+                client_before = time.process_time()
+                dataset = f"bench{r}w{n}"
+                ingest_s = await run_ingest(port, token, bodies, args.clients, dataset)
+                server_cpu = tree_cpu_seconds(proc.pid) - cpu_before
+                ingest_cpu = server_cpu + time.process_time() - client_before + await backend_cpu(conn, db_name, pg_cpu)
+                if spy is not None:
+                    spy.send_signal(signal.SIGINT)
+                    spy.wait(timeout=30)
+                dataset_id = await conn.fetchval("SELECT id FROM datasets WHERE name = $1", dataset)
+                stored = await conn.fetchval("SELECT count(*) FROM events WHERE dataset_id = $1", dataset_id)
+                assert stored == len(events), f"stored {stored} events, expected {len(events)}"
+                counted = await conn.fetchval("SELECT sum(count) FROM event_rollups WHERE dataset_id = $1", dataset_id)
+                assert counted == len(events), f"the rollup counts {counted} events, expected {len(events)}"
+                ingest_rates[n].append(len(events) / ingest_s)
+                ingest_cpus[n] = ingest_cpu
+                us = 1e6 / len(events)
+                print(
+                    f"round {r + 1}: ingest --workers {n}: {ingest_rates[n][-1]:9,.0f} events/s "
+                    f"(CPU {ingest_cpu * us:4.1f} us/event, server {server_cpu * us:4.1f})"
+                )
+                row_batches = row_batches or _batched(copy_rows(events, dataset_id), args.batch)
             await conn.execute("DROP TABLE IF EXISTS raw_events")
             copy_s, copy_cpu = await run_copy(db_url, row_batches, args.clients)
-            ingest_rates.append(len(events) / ingest_s)
             copy_rates.append(len(events) / copy_s)
-            cpu_ratios.append(copy_cpu / ingest_cpu)
-            us = 1e6 / len(events)
+            for n in args.workers:
+                cpu_ratios[n].append(copy_cpu / ingest_cpus[n])
+            ratios = "  ".join(f"N={n}: {ingest_rates[n][-1] / copy_rates[-1]:.2f}" for n in args.workers)
             print(
-                f"round {r + 1}: ingest {ingest_rates[-1]:9,.0f} events/s "
-                f"(CPU {ingest_cpu * us:4.1f} us/event, server {server_cpu * us:4.1f})   "
-                f"raw COPY {copy_rates[-1]:9,.0f} events/s (CPU {copy_cpu * us:4.1f} us/event)   "
-                f"ratio {ingest_rates[-1] / copy_rates[-1]:.2f}"
+                f"round {r + 1}: raw COPY {copy_rates[-1]:9,.0f} events/s "
+                f"(CPU {copy_cpu * 1e6 / len(events):4.1f} us/event)   ratios {ratios}"
             )
         await conn.close()
-        best_ingest, best_copy = max(ingest_rates), max(copy_rates)
-        print(f"ingest (HTTP, gzip NDJSON, {args.clients} clients, one server process): {best_ingest:10,.0f} events/s")
-        print(f"raw COPY (asyncpg binary COPY, {args.clients} connections):           {best_copy:10,.0f} events/s")
-        print(f"ratio ingest / raw COPY (best of {args.rounds} each): {best_ingest / best_copy:.2f}")
-        # Wall-clock rates move with whatever else the machine runs; CPU per event hardly does. This ratio is
-        # what the wall-clock one would be if both sides got the CPU they need.
-        print(f"CPU-cost ratio (raw COPY CPU per event / ingest CPU per event, best): {max(cpu_ratios):.2f}")
+        best_copy = max(copy_rates)
+        print(f"raw COPY (asyncpg binary COPY, {args.clients} connections): {best_copy:10,.0f} events/s")
+        for n in args.workers:
+            best = max(ingest_rates[n])
+            print(
+                f"ingest --workers {n} (HTTP, gzip NDJSON, {args.clients} clients): {best:10,.0f} events/s   "
+                f"ratio to raw COPY (best of {args.rounds} each) {best / best_copy:.2f}   "
+                f"CPU-cost ratio {max(cpu_ratios[n]):.2f}"
+            )
     finally:
-        if proc is not None:
+        for proc, _ in servers.values():
             os.killpg(proc.pid, signal.SIGINT)
             proc.wait(timeout=30)
         await admin(f"{server_url}/postgres", f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')

@@ -33,8 +33,10 @@ class Server:
     def __init__(self, env: dict[str, str], port: int, *extra: str) -> None:
         self.port = port
         self.lines: list[str] = []
+        # One process unless the test asks for more (`beacon serve` alone starts one per CPU).
+        workers = () if "--workers" in extra else ("--workers", "1")
         self.proc = subprocess.Popen(
-            [BEACON, "serve", "--port", str(port), *extra],
+            [BEACON, "serve", "--port", str(port), *workers, *extra],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -4,6 +4,12 @@ A partition holds one UTC day of every dataset. It is dropped (cheap, returns th
 dataset with rows in it has a `retention_days` whose cutoff is past the day's end. Otherwise expired rows are
 deleted from it, dataset by dataset. Which datasets a partition holds is read with a skip scan over its
 (dataset_id, time) index, a few index probes per dataset, never a full scan.
+
+The per-minute counts (`event_rollups`, app/ingest/rollups.py) go in the same transaction as the events they
+count. Cutoffs are whole minutes, so a minute's count is either all expired or all kept. A dataset's rows are
+deleted under a FOR UPDATE lock on its row, which waits for its ingests in flight (they hold KEY SHARE): a
+late event written into the expired range meanwhile cannot be deleted from one table and not the other. One
+pass runs at a time across processes (an advisory lock): every `beacon serve` process runs this job.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import driver_connection
 from app.ingest.partitions import PartitionCache, day_date, partition_day
-from app.ingest.timestamps import DAY_US, datetime_to_us
+from app.ingest.timestamps import DAY_US, datetime_to_us, us_to_datetime
 
 log = logging.getLogger("beacon.retention")
 
@@ -30,6 +36,13 @@ WITH RECURSIVE d AS (
 )
 SELECT dataset_id FROM d WHERE dataset_id IS NOT NULL
 """
+
+
+_PASS_LOCK = "hashtext('beacon-retention')"
+
+
+_DROP_COUNTS = "DELETE FROM event_rollups WHERE minute >= $1 AND minute < $2"
+_DELETE_COUNTS = "DELETE FROM event_rollups WHERE dataset_id = $1 AND minute >= $2 AND minute < $3"
 
 
 @dataclass
@@ -47,44 +60,74 @@ async def apply_retention(
     # retention pass never holds locks for longer than one partition's work.
     async with engine.connect() as conn:
         raw = await driver_connection(conn)
-        rows = await raw.fetch("SELECT id, retention_days FROM datasets WHERE retention_days IS NOT NULL")
-        cutoff_times = {r["id"]: now - timedelta(days=r["retention_days"]) for r in rows}
-        cutoffs = {i: datetime_to_us(t) for i, t in cutoff_times.items()}
-        if not cutoffs:
-            return report
-        latest_cutoff = max(cutoffs.values())
-        oldest_cutoff = min(cutoffs.values())
-        names = await raw.fetch(
-            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
-            "WHERE i.inhparent = 'events'::regclass ORDER BY c.relname"
-        )
-        for record in names:
-            name = record["relname"]
-            day = partition_day(name)
-            if day is None or day * DAY_US >= latest_cutoff:
-                continue  # nothing in it can have expired yet
-            day_end = (day + 1) * DAY_US
-            present = [r["dataset_id"] for r in await raw.fetch(_DATASETS_IN.format(t=name))]
-            droppable = all(i in cutoffs and day_end <= cutoffs[i] for i in present)
-            if droppable and (present or day_end <= oldest_cutoff):
-                try:
-                    async with raw.transaction():
-                        await raw.execute(f"SET LOCAL lock_timeout = {int(lock_timeout_ms)}")
-                        await raw.execute(f'DROP TABLE "{name}"')
-                except asyncpg.LockNotAvailableError:
-                    report.skipped.append(name)
-                    continue
-                if partitions is not None:
-                    partitions.forget([day])
-                report.dropped.append(name)
-                log.info("retention: dropped partition %s (%s)", name, day_date(day))
+        if not await raw.fetchval(f"SELECT pg_try_advisory_lock({_PASS_LOCK})"):
+            return report  # another process is running a pass now
+        try:
+            return await _apply(raw, now, report, partitions, lock_timeout_ms)
+        finally:
+            await raw.execute(f"SELECT pg_advisory_unlock({_PASS_LOCK})")
+
+
+async def _apply(
+    raw: asyncpg.Connection,
+    now: datetime,
+    report: RetentionReport,
+    partitions: PartitionCache | None,
+    lock_timeout_ms: int,
+) -> RetentionReport:
+    rows = await raw.fetch("SELECT id, retention_days FROM datasets WHERE retention_days IS NOT NULL")
+    minute = now.replace(second=0, microsecond=0)
+    cutoff_times = {r["id"]: minute - timedelta(days=r["retention_days"]) for r in rows}
+    cutoffs = {i: datetime_to_us(t) for i, t in cutoff_times.items()}
+    if not cutoffs:
+        return report
+    latest_cutoff = max(cutoffs.values())
+    oldest_cutoff = min(cutoffs.values())
+    names = await raw.fetch(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+        "WHERE i.inhparent = 'events'::regclass ORDER BY c.relname"
+    )
+    for record in names:
+        name = record["relname"]
+        day = partition_day(name)
+        if day is None or day * DAY_US >= latest_cutoff:
+            continue  # nothing in it can have expired yet
+        day_end = (day + 1) * DAY_US
+        present = [r["dataset_id"] for r in await raw.fetch(_DATASETS_IN.format(t=name))]
+        droppable = all(i in cutoffs and day_end <= cutoffs[i] for i in present)
+        if droppable and (present or day_end <= oldest_cutoff):
+            try:
+                async with raw.transaction():
+                    await raw.execute(f"SET LOCAL lock_timeout = {int(lock_timeout_ms)}")
+                    await raw.execute(f'DROP TABLE "{name}"')
+                    await raw.execute(_DROP_COUNTS, us_to_datetime(day * DAY_US), us_to_datetime(day_end))
+            except asyncpg.LockNotAvailableError:
+                report.skipped.append(name)
                 continue
-            for dataset_id in present:
-                cutoff = cutoffs.get(dataset_id)
-                if cutoff is None or cutoff <= day * DAY_US:
-                    continue
-                status = await raw.execute(
-                    f'DELETE FROM "{name}" WHERE dataset_id = $1 AND time < $2', dataset_id, cutoff_times[dataset_id]
-                )
-                report.deleted_rows += int(status.split()[-1])
+            if partitions is not None:
+                partitions.forget([day])
+            report.dropped.append(name)
+            log.info("retention: dropped partition %s (%s)", name, day_date(day))
+            continue
+        for dataset_id in present:
+            cutoff = cutoffs.get(dataset_id)
+            if cutoff is None or cutoff <= day * DAY_US:
+                continue
+            try:
+                async with raw.transaction():
+                    await raw.execute(f"SET LOCAL lock_timeout = {int(lock_timeout_ms)}")
+                    await raw.execute("SELECT 1 FROM datasets WHERE id = $1 FOR UPDATE", dataset_id)
+                    upto = min(cutoff_times[dataset_id], us_to_datetime(day_end))
+                    await raw.execute(_DELETE_COUNTS, dataset_id, us_to_datetime(day * DAY_US), upto)
+                    status = await raw.execute(
+                        f'DELETE FROM "{name}" WHERE dataset_id = $1 AND time < $2',
+                        dataset_id,
+                        cutoff_times[dataset_id],
+                    )
+            except (asyncpg.LockNotAvailableError, asyncpg.DeadlockDetectedError):
+                # An ingest holding the dataset's row that widens its days meanwhile can deadlock with us: the
+                # next pass tries again.
+                report.skipped.append(f"{name} (dataset {dataset_id})")
+                continue
+            report.deleted_rows += int(status.split()[-1])
     return report

@@ -132,11 +132,12 @@ async def update_dataset(session: AsyncSession, ds: Dataset, patch: DatasetPatch
 
 
 async def delete_dataset(session: AsyncSession, ds: Dataset) -> None:
-    """Delete a dataset, its fields and its events in one transaction.
+    """Delete a dataset, its fields, its events and their per-minute counts in one transaction.
 
     `ds` was loaded FOR UPDATE, which waits for ingests in flight (they hold KEY SHARE on the row) and keeps
     new ones out until this commits.
     """
     await session.execute(text("DELETE FROM events WHERE dataset_id = :id"), {"id": ds.id})
+    await session.execute(text("DELETE FROM event_rollups WHERE dataset_id = :id"), {"id": ds.id})
     await session.execute(delete(Dataset).where(Dataset.id == ds.id))
     await session.commit()

@@ -19,7 +19,7 @@ from app.ingest.flatten import JSON_TYPES, TooDeep, flatten, has_nul
 from app.ingest.limits import size_text
 from app.ingest.partitions import day_date
 from app.ingest.plans import ShapePlan, plan_for
-from app.ingest.timestamps import DAY_US, BadTimestamp, TimeReader
+from app.ingest.timestamps import DAY_US, MINUTE_US, BadTimestamp, TimeReader
 
 MAX_FAILURES_SHOWN = 10
 # Each new day is a new partition of `events` (tens of ms to create, and a table every query over that day
@@ -76,6 +76,7 @@ class RowBuilder:
         self.rows = 0  # rows in the current chunk
         self.chunk_bytes = 0
         self.days: set[int] = set()  # the UTC days (since 1970) of the request's rows so far
+        self.minutes: dict[int, int] = {}  # rows per UTC minute (since 1970), for the rollup (app/ingest/rollups.py)
         self._buf = bytearray(copyfmt.HEADER)  # binary COPY data of the current chunk
         self._decode = msgspec.json.Decoder().decode
         self._nested = False  # seen an event with a nested object in this request
@@ -119,6 +120,11 @@ class RowBuilder:
         days = self.days
         add_day = days.add
         max_days = self.max_days
+        minutes = self.minutes
+        minutes_get = minutes.get
+        # Counted in runs: events mostly come in time order, so most events only compare and add.
+        run_minute = -1
+        run = 0
         buf = self._buf
         pack = copyfmt.ROW_PACK
         dataset_id = self.dataset_id
@@ -223,11 +229,20 @@ class RowBuilder:
                         fail(this, f"event falls on {day_date(day)}: {_TOO_MANY_DAYS.format(max_days)}")
                         continue
                     add_day(day)
+                minute = time_us // MINUTE_US
+                if minute == run_minute:
+                    run += 1
+                else:
+                    if run:
+                        minutes[run_minute] = minutes_get(run_minute, 0) + run
+                    run_minute, run = minute, 1
                 buf += pack(4, 4, dataset_id, 8, time_us - offset, 8, sys_time, len(data) + 1, 1)
                 buf += data
                 rows += 1
                 size += len(data)
         finally:
+            if run:
+                minutes[run_minute] = minutes_get(run_minute, 0) + run
             self._nested = nested
             self._plan = plan
             self._plans_left = plans_left

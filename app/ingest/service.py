@@ -1,8 +1,9 @@
 """Ingesting one request: read and parse the body as it streams in, COPY rows in chunks, all in one transaction.
 
 The request's transaction holds a KEY SHARE lock on its dataset row (so a concurrent dataset delete waits
-for it), every COPY chunk and the field upserts; it commits only when the whole body has been read and
-parsed, so a 200 means durable and any failure (a cap, corrupt gzip, a bad JSON array) stores nothing.
+for it), every COPY chunk, the field upserts and the per-minute counts (app/ingest/rollups.py); it commits
+only when the whole body has been read and parsed, so a 200 means durable and any failure (a cap, corrupt
+gzip, a bad JSON array) stores nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from app.ingest.fields import FieldCache, record_fields
 from app.ingest.limits import IngestLimits, size_text
 from app.ingest.lines import LineSplitter
 from app.ingest.partitions import PartitionCache
+from app.ingest.rollups import add_counts
 from app.ingest.rows import InvalidEvent, RowBuilder
 from app.ingest.schemas import IngestResult
 from app.ingest.timestamps import TimeReader, datetime_to_us
@@ -197,6 +199,7 @@ async def ingest(
     new_fields = caches.fields.unknown_fields(dataset_id, new_shapes) if new_shapes else {}
     if writer.rows:
         await record_fields(conn, dataset_id, new_fields)
+        await add_counts(conn, dataset_id, builder.minutes)
         bounds = await caches.days.widen(conn, dataset_id, builder.days)
         await session.commit()
         caches.fields.remember(dataset_id, new_shapes, new_fields)

@@ -15,6 +15,7 @@ from app.ingest import golayout, goparse
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 ONE_US = timedelta(microseconds=1)
 DAY_US = 86_400_000_000
+MINUTE_US = 60_000_000
 # Accepted event times. Every distinct day becomes a partition, so a bound keeps a stray value (a year 40000
 # timestamp, a counter mistaken for a time) from creating partitions nobody wants.
 MIN_US = 0  # 1970-01-01

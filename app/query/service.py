@@ -30,6 +30,7 @@ from app.query.compiler import Compiled, Statement
 from app.query.errors import QueryError, to_beacon_error
 from app.query.parser import parse
 from app.query.render import ndjson_encoder, render_time, table_result
+from app.query.rollup import rollup_statement
 from app.query.schemas import ColumnOut, ExportRequest, QueryRequest, QueryResult, QueryStatus
 from app.query.timerange import time_range
 from app.settings import Settings
@@ -198,6 +199,8 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     # itself, so the lookup of the time bounds (and of whether the dataset exists) runs beside it, on a
     # second connection, instead of before it.
     statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True, json_text=False)
+    # Counts per minute or more come from the per-minute rollup when it gives the same answer.
+    statement = rollup_statement(compiled, statement, cap + 1) or statement
     lookup = asyncio.ensure_future(_lookup_beside(pool, compiled))
     try:
         async with _query_errors(settings):

@@ -91,10 +91,14 @@ def test_serve_on_embedded_postgres_prints_a_working_token():
 
 
 def test_serve_with_two_workers_on_a_database_url(database_url, tmp_path):
-    env = clean_env(BEACON_DATABASE_URL=database_url, BEACON_DATA_DIR=str(tmp_path))
+    # Without Redis, the two processes share each token's budget through PostgreSQL.
+    env = clean_env(BEACON_DATABASE_URL=database_url, BEACON_DATA_DIR=str(tmp_path), BEACON_RATE_LIMIT_READ="12")
     server = Server(env, free_port(), "--workers", "2").wait_ready(60)
     try:
-        r = httpx.get(f"http://127.0.0.1:{server.port}/v1/tokens", headers={"Authorization": f"Bearer {server.token}"})
-        assert r.status_code == 200
+        auth = {"Authorization": f"Bearer {server.token}"}
+        statuses = []
+        for _ in range(20):  # a new connection each: the kernel hands them to either process
+            statuses.append(httpx.get(f"http://127.0.0.1:{server.port}/v1/tokens", headers=auth).status_code)
+        assert statuses == [200] * 12 + [429] * 8
     finally:
         server.stop()

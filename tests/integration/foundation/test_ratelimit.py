@@ -1,10 +1,12 @@
-"""Per-token rate limits: groups, headers, 429 + Retry-After, and a budget shared through Redis."""
+"""Per-token rate limits: groups, headers, 429 + Retry-After, and a budget shared through Redis or PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 import uuid
+from collections import Counter
 
 import pytest
 from litestar.testing import AsyncTestClient
@@ -103,3 +105,29 @@ async def test_separate_instances_without_redis_do_not_share(make_app, auth):
         for _ in range(3):
             assert (await a.get("/v1/tokens", headers=auth)).status_code == 200
         assert (await b.get("/v1/tokens", headers=auth)).status_code == 200
+
+
+async def test_two_instances_share_one_budget_through_postgres(make_app, auth):
+    app_a = make_app(rate_limits=SMALL, rate_limit_store="postgres")
+    app_b = make_app(rate_limits=SMALL, rate_limit_store="postgres")
+    async with AsyncTestClient(app=app_a) as a, AsyncTestClient(app=app_b) as b:
+        before = int(time.time())
+        assert (await a.get("/v1/tokens", headers=auth)).headers["x-ratelimit-remaining"] == "2"
+        assert (await b.get("/v1/tokens", headers=auth)).headers["x-ratelimit-remaining"] == "1"
+        ok = await a.get("/v1/tokens", headers=auth)
+        assert ok.headers["x-ratelimit-remaining"] == "0"
+        assert before + 59 <= int(ok.headers["x-ratelimit-reset"]) <= math.ceil(time.time()) + 60
+        r = await b.get("/v1/tokens", headers=auth)
+        assert_error(r, 429, "rate_limit_exceeded")
+        assert 1 <= int(r.headers["retry-after"]) <= 60
+        assert (await a.get("/v1/tokens", headers=auth)).status_code == 429
+        # Another group has its own budget there too.
+        assert (await b.post("/v1/query", headers=auth, json={"apl": "x y"})).headers["x-ratelimit-remaining"] == "3"
+
+
+async def test_the_postgres_budget_holds_under_concurrent_requests(make_app, auth):
+    limits = RateLimits(read=20)
+    apps = [make_app(rate_limits=limits, rate_limit_store="postgres") for _ in range(2)]
+    async with AsyncTestClient(app=apps[0]) as a, AsyncTestClient(app=apps[1]) as b:
+        answers = await asyncio.gather(*(c.get("/v1/tokens", headers=auth) for _ in range(30) for c in (a, b)))
+    assert Counter(r.status_code for r in answers) == {200: 20, 429: 40}

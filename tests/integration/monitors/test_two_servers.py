@@ -1,5 +1,5 @@
-"""Two `beacon serve` processes on one database: every triggered monitor is evaluated by one of them, produces
-one delivery, and the receiver gets exactly one request for it."""
+"""Two `beacon serve` processes on one database, or one `beacon serve --workers 2`: every triggered monitor is
+evaluated by one process, produces one delivery, and the receiver gets exactly one request for it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 from collections import Counter
 
 import httpx
+import pytest
 from sqlalchemy import text
 from werkzeug import Response
 
@@ -15,7 +16,10 @@ from tests.servers import Server, clean_env, free_port
 MONITORS = 12
 
 
-async def test_a_trigger_notifies_exactly_once_with_two_servers(database_url, tmp_path, httpserver, make_token, db):
+@pytest.mark.parametrize("layout", ["two servers", "--workers 2"])
+async def test_a_trigger_notifies_exactly_once_with_two_servers(
+    layout, database_url, tmp_path, httpserver, make_token, db
+):
     received: list[str] = []
 
     def receive(request):
@@ -34,11 +38,14 @@ async def test_a_trigger_notifies_exactly_once_with_two_servers(database_url, tm
         BEACON_DELIVERY_POLL_SECONDS="600",
         BEACON_BASE_URL="http://beacon.test",
     )
-    servers = [Server(env, free_port()) for _ in range(2)]
+    if layout == "two servers":
+        servers = [Server(env, free_port()) for _ in range(2)]
+    else:  # both worker processes of one server run the loop and the delivery worker
+        servers = [Server(env, free_port(), "--workers", "2")]
     try:
         for server in servers:
             await asyncio.to_thread(server.wait_ready, 60)
-        a, b = (f"http://127.0.0.1:{s.port}" for s in servers)
+        a, b = (f"http://127.0.0.1:{s.port}" for s in (servers * 2)[:2])
         async with httpx.AsyncClient(headers=auth, timeout=10) as http:
             hook = await http.post(
                 f"{a}/v1/notifiers",

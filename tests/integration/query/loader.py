@@ -1,7 +1,8 @@
 """Test-only event loader: writes events straight into the partitioned table, as ingest would store them.
 
 Kept apart from the ingest code (built elsewhere): creates the dataset row and the daily partitions with
-plain SQL, then COPYs the rows. Event dicts hold `_time` (datetime) and flat dot-path fields.
+plain SQL, then COPYs the rows and recounts the dataset's per-minute rollup. Event dicts hold `_time`
+(datetime) and flat dot-path fields.
 """
 
 from __future__ import annotations
@@ -23,6 +24,18 @@ async def ensure_partitions(conn: asyncpg.Connection, days: Iterable[datetime]) 
         await conn.execute(
             f"CREATE TABLE IF NOT EXISTS events_p{start:%Y%m%d} PARTITION OF events "
             f"FOR VALUES FROM ('{start.isoformat()}') TO ('{end.isoformat()}')"
+        )
+
+
+async def recount(conn: asyncpg.Connection, dataset_id: int) -> None:
+    """The dataset's per-minute counts (`event_rollups`), as ingest keeps them, recounted from its events."""
+    async with conn.transaction():
+        await conn.execute("DELETE FROM event_rollups WHERE dataset_id = $1", dataset_id)
+        await conn.execute(
+            "INSERT INTO event_rollups (dataset_id, minute, count) SELECT dataset_id,"
+            " date_bin('1 minute', time, TIMESTAMPTZ '1970-01-01 00:00:00+00'), count(*)"
+            " FROM events WHERE dataset_id = $1 GROUP BY 1, 2",
+            dataset_id,
         )
 
 
@@ -50,6 +63,7 @@ async def load_events(database_url: str, dataset: str, events: list[dict[str, An
             rows.append((dataset_id, time, now, orjson.dumps(fields).decode()))
         await ensure_partitions(conn, [r[1] for r in rows])
         await conn.copy_records_to_table("events", records=rows, columns=["dataset_id", "time", "sys_time", "data"])
+        await recount(conn, dataset_id)
         return int(dataset_id)
     finally:
         await conn.close()
@@ -77,6 +91,7 @@ async def load_generated(database_url: str, dataset: str, count: int, start: dat
             count,
             step_ms,
         )
+        await recount(conn, dataset_id)
         return int(dataset_id)
     finally:
         await conn.close()
