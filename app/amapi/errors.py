@@ -15,6 +15,19 @@ from app.errors import BeaconError, from_http, render
 ENVELOPED = {401, 403, 429, 503}
 
 
+class ClientContractError(Exception):
+    """An answer whose status Alertmanager's API fixes, where it differs from Beacon's usual one."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _handle_contract(request: Request[Any, Any, Any], exc: ClientContractError) -> Response[Any]:
+    return Response(content=json_string(exc.message), status_code=exc.status, media_type="application/json")
+
+
 def _handle_beacon(request: Request[Any, Any, Any], exc: BeaconError) -> Response[Any]:
     if exc.status in ENVELOPED:
         return render(request, exc)
@@ -29,4 +42,4 @@ def _handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Respons
 
 
 def exception_handlers() -> dict[Any, Any]:
-    return {BeaconError: _handle_beacon, HTTPException: _handle_http}
+    return {BeaconError: _handle_beacon, HTTPException: _handle_http, ClientContractError: _handle_contract}

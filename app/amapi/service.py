@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.amapi import schemas as am
 from app.amapi.amconfig import config_yaml, receiver_names
+from app.amapi.errors import ClientContractError
 from app.amapi.receivers import notifier_names, receiver_name, receivers_of
 from app.amapi.translate import (
     alert_post,
@@ -160,7 +161,15 @@ async def post_silence(
 
 
 async def delete_silence(session: AsyncSession, env: RoutingEnv, who: Principal, silence_id: str) -> None:
-    await _silence(session, silence_id)
+    """Expire a silence. An unknown id is Alertmanager's answer, a 500 "silence not found": the only status
+    besides 200 its API defines here, so the only one whose message amtool prints (to a 404 it says "response
+    status code does not match any response statuses")."""
+    try:
+        await _silence(session, silence_id)
+    except BeaconError as exc:
+        if exc.code == "not_found":
+            raise ClientContractError(500, exc.message) from None
+        raise
     await silences.expire(session, who, silence_id, env.now())
 
 
@@ -169,18 +178,23 @@ async def receivers(session: AsyncSession) -> list[am.Receiver]:
     return [am.Receiver(name) for name in receiver_names(doc, await notifier_names(session))]
 
 
+# amtool warns on every command when the server's version is not its own: Beacon reports the Alertmanager
+# version whose API it serves, and its own version as the revision.
+API_VERSION = "0.25.0"
+
+
 def _version() -> am.VersionInfo:
     try:
-        version = metadata.version("beacon")
+        beacon = metadata.version("beacon")
     except metadata.PackageNotFoundError:
-        version = "unknown"
+        beacon = "unknown"
     return am.VersionInfo(
-        version=version,
-        revision="beacon",
-        branch="main",
+        version=API_VERSION,
+        revision=f"beacon-{beacon}",
+        branch="beacon",
         build_user="beacon",
         build_date="unknown",
-        go_version=f"python{platform.python_version()}",  # the field amtool shows; Beacon runs on Python
+        go_version=f"python{platform.python_version()}",  # a field amtool shows; Beacon runs on Python
     )
 
 
