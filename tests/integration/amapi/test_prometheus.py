@@ -39,6 +39,19 @@ alerting:
 """
 
 
+def start_prometheus(directory: Path) -> subprocess.Popen[bytes]:
+    """Prometheus on a free port, its log in prometheus.log. `--rules.alert.resend-delay=1s`: its first
+    notifications can go out before it has discovered its Alertmanagers and are dropped; it sends firing alerts
+    again every resend-delay (default: a minute)."""
+    with (directory / "prometheus.log").open("w") as log:
+        return subprocess.Popen(
+            [binary("prometheus"), f"--config.file={directory / 'prometheus.yml'}",
+             f"--storage.tsdb.path={directory / 'tsdb'}", f"--web.listen-address=127.0.0.1:{free_port()}",
+             "--rules.alert.resend-delay=1s"],
+            cwd=directory, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+
 async def test_prometheus_alert_is_routed_and_resolves_after_reload(beacon: Beacon, httpserver, tmp_path: Path):
     hook = await beacon.notifier("hook", httpserver.url_for("/hook"))
     await beacon.put_routing({"route": {"notifier_ids": [hook], "group_by": ["alertname"], "group_wait_seconds": 1,
@@ -46,15 +59,7 @@ async def test_prometheus_alert_is_routed_and_resolves_after_reload(beacon: Beac
     (tmp_path / "prometheus.yml").write_text(prometheus_config(beacon))
     rules = tmp_path / "rules.yml"
     rules.write_text(RULE.format(expr="vector(1) > 0"))
-    port = free_port()
-    log = (tmp_path / "prometheus.log").open("w")
-    # resend-delay 1s: the first notifications can go out before Prometheus has discovered its Alertmanagers
-    # and are dropped; Prometheus sends firing alerts again every resend-delay (default 1 minute).
-    prometheus = subprocess.Popen(
-        [binary("prometheus"), f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--rules.alert.resend-delay=1s"],
-        cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    prometheus = start_prometheus(tmp_path)
 
     async def alert() -> dict | None:
         found = (await beacon.http.get("/v1/alerts", params={"filter": "alertname=AlwaysFiring"})).json()["data"]
@@ -88,7 +93,6 @@ async def test_prometheus_alert_is_routed_and_resolves_after_reload(beacon: Beac
     finally:
         prometheus.terminate()
         await asyncio.to_thread(prometheus.wait, 20)
-        log.close()
     # Loaded at start and again on SIGHUP: the resolution followed the reload.
     assert (tmp_path / "prometheus.log").read_text().count("Completed loading of configuration file") == 2
 
