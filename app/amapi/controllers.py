@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Router, delete, get, post
+from litestar import Controller, Request, Response, Router, delete, get, post
 from litestar.datastructures import State
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,6 +17,7 @@ from app.auth import principal
 from app.routing.controllers import DEPENDENCIES
 from app.routing.env import RoutingEnv
 
+EMPTY_200 = Response(content=b"", status_code=200)  # Alertmanager's answer to a post of alerts or a delete
 Filters = Annotated[list[str] | None, QueryParameter(name="filter", description="Matchers; all must hold.")]
 
 
@@ -26,8 +27,9 @@ class AlertsController(Controller):
     @post("/", status_code=200, opt={"scope": "alerts:write"})
     async def post_alerts(
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: list[am.PostableAlert]
-    ) -> None:
+    ) -> Response[bytes]:
         await service.post_alerts(db, renv, principal(request), data)
+        return EMPTY_200
 
     @get("/", opt={"scope": "alerts:read"})
     async def get_alerts(
@@ -85,8 +87,9 @@ class SilencesController(Controller):
     @delete("/silence/{silence_id:str}", status_code=200, opt={"scope": "silences:write"})
     async def delete_silence(
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
-    ) -> None:
+    ) -> Response[bytes]:
         await service.delete_silence(db, renv, principal(request), silence_id)
+        return EMPTY_200
 
 
 class GeneralController(Controller):
