@@ -114,7 +114,7 @@ async def run_prometheus(
                     found = (await http.get(f"{api}/alertmanagers")).json()["data"]["activeAlertmanagers"]
                     if len(found) == len(targets):
                         break
-                except (httpx.HTTPError, KeyError):
+                except (httpx.HTTPError, KeyError, ValueError):  # not ready yet
                     pass
                 await asyncio.sleep(0.2)
             else:
