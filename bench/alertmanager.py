@@ -187,7 +187,7 @@ async def alertmanagers(
                         pass
                     await asyncio.sleep(0.2)
         targets = [f"127.0.0.1:{p}" for p in web]
-        return await run_prometheus(work / "prom-am", targets, None, receiver, args)
+        return await run_prometheus(work / "prom", targets, None, receiver, args)
     finally:
         stop(procs)
 
@@ -223,7 +223,7 @@ async def beacons(work: Path, hook: str, group_wait: int, receiver: Receiver, ar
             r = await http.put(f"{base}/v1/routing", headers={"If-Match": version}, json={"route": route})
             r.raise_for_status()
         targets = [f"127.0.0.1:{p}" for p in (port1, port2)]
-        result = await run_prometheus(work / "prom-beacon", targets, token, receiver, args)
+        result = await run_prometheus(work / "prom", targets, token, receiver, args)
         result["phases"] = await phases(url, result["active"])
         return result
     finally:
@@ -277,10 +277,10 @@ async def main() -> None:
     if args.only:
         sides = {k: v for k, v in sides.items() if k.lower().startswith(args.only)}
     try:
-        for side, run in sides.items():
-            for sub in ("prom-am", "prom-beacon"):
-                (work / sub).mkdir(exist_ok=True)
-            results[side] = await run(work, hook, args.group_wait, receiver, args)
+        for n, (side, run) in enumerate(sides.items()):
+            own = work / f"side{n}"  # its own state: an Alertmanager's notification log would remember a run
+            (own / "prom").mkdir(parents=True)
+            results[side] = await run(own, hook, args.group_wait, receiver, args)
             print(f"{side}: " + ", ".join(f"{k}={v}" for k, v in results[side].items() if k != "active"), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -293,8 +293,8 @@ async def main() -> None:
         over = r["p50"] - args.group_wait * 1000
         print(f"| {side} | {r['notified']} of {r['alerts']} | {r['p50']:.0f} / {r['p99']:.0f} / {r['max']:.0f} ms "
               f"| {over:.0f} ms | {r['duplicates']} |")  # fmt: skip
-    if len(results) >= 2:
-        am, bc = list(results.values())[:2]
+    am, bc = results.get("Alertmanager 0.25 x2 (gossip cluster)"), results.get("Beacon x2 (one database)")
+    if am and bc:
         print(f"ratio Beacon / Alertmanager, p50: {bc['p50'] / am['p50']:.2f}, p99: {bc['p99'] / am['p99']:.2f}")
 
 
