@@ -107,6 +107,16 @@ async def test_silences_added_queried_expired_and_imported(beacon: Beacon, amtoo
     amtool("silence", "import", str(export))
     assert sorted(amtool("silence", "query", "-q").stdout.split()) == sorted(s["id"] for s in again)
 
+    # amtool's own `silence update`: a new end and comment, the same silence.
+    kept = again[0]["id"]
+    updated = amtool("silence", "update", kept, "--duration=3h", "--comment=extended").stdout
+    assert kept in updated and "extended" in updated  # (its -q prints a Go pointer in 0.25, whatever the server)
+    assert (await beacon.http.get(f"/v1/silences/{kept}")).json()["comment"] == "extended"
+
+    # What Beacon refuses, amtool prints in Beacon's words (a 400 whose body is the message).
+    everything = amtool("silence", "add", 'job=~".*"', "--comment=all", check=False)
+    assert everything.returncode != 0 and "would match every alert" in everything.stderr
+
     # An unknown id: amtool says so, as it does against Alertmanager.
     unknown = amtool("silence", "expire", "sil_000000000000000000000000", check=False)
     assert unknown.returncode != 0 and "silence sil_000000000000000000000000 not found" in unknown.stderr
