@@ -17,7 +17,12 @@ from app.auth import principal
 from app.routing.controllers import DEPENDENCIES
 from app.routing.env import RoutingEnv
 
-EMPTY_200 = Response(content=b"", status_code=200)  # Alertmanager's answer to a post of alerts or a delete
+
+def _empty() -> Response[bytes]:
+    """Alertmanager's answer to a post of alerts or a delete: 200 with no body."""
+    return Response(content=b"", status_code=200)
+
+
 Filters = Annotated[list[str] | None, QueryParameter(name="filter", description="Matchers; all must hold.")]
 
 
@@ -29,7 +34,7 @@ class AlertsController(Controller):
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: list[am.PostableAlert]
     ) -> Response[bytes]:
         await service.post_alerts(db, renv, principal(request), data)
-        return EMPTY_200
+        return _empty()
 
     @get("/", opt={"scope": "alerts:read"})
     async def get_alerts(
@@ -89,7 +94,7 @@ class SilencesController(Controller):
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
     ) -> Response[bytes]:
         await service.delete_silence(db, renv, principal(request), silence_id)
-        return EMPTY_200
+        return _empty()
 
 
 class GeneralController(Controller):
