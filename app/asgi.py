@@ -13,6 +13,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
 from adapters.http import HttpSender
+from app.amapi.controllers import amapi_router
 from app.annotations.controllers import AnnotationController
 from app.auth import AuthMiddleware
 from app.datasets.controllers import DatasetController
@@ -43,6 +44,7 @@ from app.routing.env import Counters, RoutingEnv
 from app.scheduler import start_scheduler
 from app.settings import Settings
 from app.system.controllers import error_docs, healthz, metrics, readyz
+from app.timefmt import utcnow
 from app.tokens.controllers import TokenController
 from app.ui.alerts import alert_list
 from app.ui.controllers import ui_router
@@ -73,6 +75,7 @@ def route_handlers() -> list[ControllerRouterHandler]:
         AlertController,
         SilenceController,
         RoutingController,
+        amapi_router(),
     ]
 
 
@@ -154,6 +157,7 @@ def create_app(settings: Settings) -> Litestar:
     observe(app)
     app.state.metrics = Metrics()
     app.state.settings = settings
+    app.state.started_at = utcnow()  # /api/v2/status's uptime
     app.state.rate_limiter = RateLimiter(settings)
     app.state.known_tokens = KnownTokens()
     app.state.cursor_codec = CursorCodec(settings.secret_key)

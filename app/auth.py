@@ -1,8 +1,8 @@
 """Bearer-token authentication, scopes and dataset restriction, and the per-token rate limit.
 
-One ASGI middleware on every `/v1` route: it authenticates, counts the request against the token's rate
-group, checks the route's scope (declared as `opt={"scope": ...}` on the handler; a route without one needs
-`*`), and leaves the `Principal` in `request.state.principal`. A read-only route may declare
+One ASGI middleware on every `/v1` route (and Alertmanager's `/api/v2`): it authenticates, counts the request
+against the token's rate group, checks the route's scope (declared as `opt={"scope": ...}` on the handler; a
+route without one needs `*`), and leaves the `Principal` in `request.state.principal`. A read-only route may declare
 `opt={"token_check": "beside"}`: a token it has seen pass is then checked again beside its work instead of
 before it, and its answer waits for that check (app/known_tokens.py).
 """
@@ -213,7 +213,7 @@ class AuthMiddleware(ASGIMiddleware):
     scopes = ("http",)  # type: ignore[assignment]
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        if not scope["path"].startswith("/v1/"):
+        if not scope["path"].startswith(("/v1/", "/api/v2/")):
             await next_app(scope, receive, send)
             return
         digest = _digest(scope)

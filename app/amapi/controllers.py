@@ -1,0 +1,120 @@
+"""/api/v2: Alertmanager's API (its `api/v2/openapi.yaml`) over Beacon's routing, with Beacon's bearer tokens
+and scopes. Thin handlers over app/amapi/service.py; the paths, parameters and bodies are Alertmanager's."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, Router, delete, get, post
+from litestar.datastructures import State
+from litestar.params import QueryParameter
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.amapi import schemas as am
+from app.amapi import service
+from app.amapi.errors import exception_handlers
+from app.auth import principal
+from app.routing.controllers import DEPENDENCIES
+from app.routing.env import RoutingEnv
+
+
+def _empty() -> Response[bytes]:
+    """Alertmanager's answer to a post of alerts or a delete: 200 with no body."""
+    return Response(content=b"", status_code=200)
+
+
+Filters = Annotated[list[str] | None, QueryParameter(name="filter", description="Matchers; all must hold.")]
+
+
+class AlertsController(Controller):
+    path = "/alerts"
+
+    @post("/", status_code=200, opt={"scope": "alerts:write"})
+    async def post_alerts(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: list[am.PostableAlert]
+    ) -> Response[bytes]:
+        await service.post_alerts(db, renv, principal(request), data)
+        return _empty()
+
+    @get("/", opt={"scope": "alerts:read"})
+    async def get_alerts(
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        renv: RoutingEnv,
+        filters: Filters = None,
+        active: bool = True,
+        silenced: bool = True,
+        inhibited: bool = True,
+        unprocessed: bool = True,  # Beacon processes an alert as it is posted: none is ever unprocessed
+        receiver: str | None = None,
+    ) -> list[am.GettableAlert]:
+        query = service.AlertQuery(filters, active, silenced, inhibited, receiver)
+        return await service.list_alerts(db, renv, principal(request), query)
+
+    @get("/groups", opt={"scope": "alerts:read"})
+    async def get_alert_groups(
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        renv: RoutingEnv,
+        filters: Filters = None,
+        active: bool = True,
+        silenced: bool = True,
+        inhibited: bool = True,
+        receiver: str | None = None,
+    ) -> list[am.AlertGroup]:
+        query = service.AlertQuery(filters, active, silenced, inhibited, receiver)
+        return await service.alert_groups(db, renv, principal(request), query)
+
+
+class SilencesController(Controller):
+    path = "/"
+
+    @get("/silences", opt={"scope": "silences:read"})
+    async def get_silences(
+        self, db: AsyncSession, renv: RoutingEnv, filters: Filters = None
+    ) -> list[am.GettableSilence]:
+        return await service.list_silences(db, renv, filters)
+
+    @post("/silences", status_code=200, opt={"scope": "silences:write"})
+    async def post_silences(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: am.PostableSilence
+    ) -> am.SilenceCreated:
+        """Create a silence, or change the one `id` names (Alertmanager's rules: when it cannot change in place,
+        it is expired and a new one replaces it)."""
+        return await service.post_silence(db, renv, principal(request), data)
+
+    @get("/silence/{silence_id:str}", opt={"scope": "silences:read"})
+    async def get_silence(self, db: AsyncSession, renv: RoutingEnv, silence_id: str) -> am.GettableSilence:
+        return await service.get_silence(db, renv, silence_id)
+
+    @delete("/silence/{silence_id:str}", status_code=200, opt={"scope": "silences:write"})
+    async def delete_silence(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
+    ) -> Response[bytes]:
+        await service.delete_silence(db, renv, principal(request), silence_id)
+        return _empty()
+
+
+class GeneralController(Controller):
+    path = "/"
+
+    @get("/status", opt={"scope": "routing:read"})
+    async def get_status(self, db: AsyncSession, state: State) -> am.AlertmanagerStatus:
+        return await service.status(db, state.started_at)
+
+    @get("/receivers", opt={"scope": "routing:read"})
+    async def get_receivers(self, db: AsyncSession) -> list[am.Receiver]:
+        return await service.receivers(db)
+
+
+def amapi_router() -> Router:
+    """Mounted at /api/v2, outside the OpenAPI document (its contract is Alertmanager's own)."""
+    return Router(
+        path="/api/v2",
+        route_handlers=[AlertsController, SilencesController, GeneralController],
+        dependencies=DEPENDENCIES,
+        exception_handlers=exception_handlers(),
+        include_in_schema=False,
+    )
