@@ -39,7 +39,7 @@ from app.routing.controllers import AlertController, RoutingController, SilenceC
 from app.routing.env import RoutingEnv
 from app.scheduler import start_scheduler
 from app.settings import Settings
-from app.system.controllers import error_docs, healthz, readyz
+from app.system.controllers import api_reference, error_docs, front_door, healthz, readyz
 from app.tokens.controllers import TokenController
 from app.ui.controllers import ui_router
 from app.ui.datasets import dataset_list, dataset_page
@@ -51,6 +51,8 @@ log = logging.getLogger("beacon")
 
 def route_handlers() -> list[ControllerRouterHandler]:
     return [
+        front_door,
+        api_reference,
         healthz,
         readyz,
         error_docs,

@@ -48,7 +48,7 @@ async def get_dataset(session: AsyncSession, name: str, who: Principal, *, lock:
         stmt = stmt.with_for_update(key_share=True)
     found = (await session.execute(stmt)).scalar_one_or_none()
     if found is None:
-        raise not_found("dataset", name)
+        raise not_found("dataset", name, by="name")
     return found
 
 

@@ -25,6 +25,7 @@ from app.datasets.service import list_fields
 from app.db.dataset import Dataset
 from app.errors import BeaconError, check_choice
 from app.monitors import service as monitors
+from app.monitors.evaluation import series_key
 from app.monitors.schemas import MonitorEventOut, MonitorOut
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.query.schemas import QueryRequest, QueryResult
@@ -327,7 +328,8 @@ async def monitor_views(
     for m in found.data:
         history = await monitors.history(session, codec, who, m.id, limit=MAX_LIMIT, cursor=None)
         events = [
-            HistoryEvent(parse_time(e.time), e.kind, e.state, bool(e.group), _event_label(e)) for e in history.data
+            HistoryEvent(parse_time(e.time), e.kind, e.state, series_key(e.group) if e.group else "", _event_label(e))
+            for e in history.data
         ]
         # The state is known from the monitor's creation (it starts ok), or, with more history than one page,
         # only from the oldest change shown.
