@@ -43,7 +43,7 @@ from app.system.controllers import api_reference, error_docs, front_door, health
 from app.tokens.controllers import TokenController
 from app.ui.controllers import ui_router
 from app.ui.datasets import dataset_list, dataset_page
-from app.ui.monitors import monitor_list
+from app.ui.monitors import monitor_detail, monitor_list
 from app.ui.notifiers import notifier_list, notifier_test
 
 log = logging.getLogger("beacon")
@@ -77,6 +77,7 @@ def ui_pages() -> list[ControllerRouterHandler]:
         dataset_list,
         dataset_page,
         monitor_list,
+        monitor_detail,
         notifier_list,
         notifier_test,
     ]

@@ -155,7 +155,9 @@ def check_choice(value: str, choices: Iterable[str], param: str) -> str:
 
 def not_found(kind: str, ident: str, *, by: str = "id") -> BeaconError:
     """`by`: what `ident` is, an `id` or a `name` (a dataset is found by its name)."""
-    return BeaconError("not_found", f"No {kind} named {ident!r}." if by == "name" else f"No {kind} with {by} {ident!r}.")
+    if by == "name":
+        return BeaconError("not_found", f"No {kind} named {ident!r}.")
+    return BeaconError("not_found", f"No {kind} with {by} {ident!r}.")
 
 
 def error_body(code: str, message: str, request_id: str, docs_url: str, param: str | None = None) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from sqlalchemy import text
 from app.errors import ERRORS, BeaconError
 from app.templating import render_template
 
-
 # Litestar's own OpenAPI pages (app/asgi.py serves them under /schema); Swagger UI lets a reader try a call.
 API_REFERENCE = "/schema/swagger"
 

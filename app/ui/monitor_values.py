@@ -37,12 +37,14 @@ class ValueSeries:
     error: str | None = None
 
 
-def windowed(query: ast.Query, window: timedelta) -> ast.Query:
+def windowed(query: ast.Query, window: timedelta) -> tuple[ast.Query, int]:
+    """The query summarized by windows as well, and the column of its value (the first aggregation)."""
     last = query.operators[-1]
     assert isinstance(last, ast.Summarize)
     binned = ast.Call("bin", (ast.Field("_time", 0), ast.Literal("timespan", window, 0)), 0)
     by = (ast.Named(WINDOW, binned, 0), *last.by)
-    return ast.Query(query.dataset, query.dataset_pos, (*query.operators[:-1], ast.Summarize(last.aggregates, by, 0)))
+    summarize = ast.Summarize(last.aggregates, by, 0)
+    return ast.Query(query.dataset, query.dataset_pos, (*query.operators[:-1], summarize)), len(by)
 
 
 def _worst(operator: str | None, values: list[float]) -> float:
@@ -58,7 +60,8 @@ async def value_series(
     series = ValueSeries([], first, window)
     who.require_dataset(m.dataset)
     try:
-        compiled = Compiled(windowed(parsed(m.apl), window), now=now, start=first, end=end)
+        query, value_at = windowed(parsed(m.apl), window)
+        compiled = Compiled(query, now=now, start=first, end=end)
         statement = compiled.statement(m.dataset, limit=MAX_ROWS + 1, newest_first=False, json_text=False)
         async with read_connection(pool) as conn:
             records = await conn.fetch(statement.sql, *statement.args)
@@ -67,7 +70,6 @@ async def value_series(
         series.error = f"The monitor's value over time cannot be drawn: {exc}"
         return series
     by_window: dict[datetime, list[float]] = {}
-    value_at = len(compiled.query.operators[-1].by)  # type: ignore[attr-defined]
     for row in rows:
         t, value = row[0], row[value_at]
         if not isinstance(t, str) or isinstance(value, bool) or not isinstance(value, int | float):
