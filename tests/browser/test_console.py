@@ -33,8 +33,7 @@ def _plot_area(page: Any) -> tuple[float, float, dict[str, str]]:
 def test_sign_in_and_see_the_datasets(page: Any, live_server: LiveServer, token: str, web: str) -> None:
     sign_in(page, live_server, token, shot="login")
     assert page.locator("h1").inner_text() == "Datasets"
-    assert page.locator("a[href='/ui/datasets/web']").is_visible()
-    screenshot(page, "datasets")
+    assert page.locator("a[href='/ui/datasets/web']").is_visible()  # the screenshot: test_console_pages.py
 
 
 def test_markers_are_drawn_where_their_times_fall(page: Any, live_server: LiveServer, token: str, web: str) -> None:

@@ -92,6 +92,7 @@ def test_an_alerts_link_opens_the_monitor_page_after_signing_in(
     alerting = page.locator("section[aria-label=Value] rect[data-state=alerting]")
     assert alerting.evaluate("el => getComputedStyle(el).fill") == RED
     assert page.locator("section[aria-label=History] tbody tr").count() == 1
+    page.goto(f"{link}?range=1h")
     screenshot(page, "monitor")
 
 
