@@ -69,6 +69,8 @@ async def value_series(
     except (QueryError, asyncpg.PostgresError, OverflowError) as exc:
         series.error = f"The monitor's value over time cannot be drawn: {exc}"
         return series
+    if len(records) > MAX_ROWS:  # too many groups x bins: the windows drawn may miss some of them
+        series.error = f"The monitor's query gives more than {MAX_ROWS:,} rows over this range; narrow the range."
     by_window: dict[datetime, list[float]] = {}
     for row in rows:
         t, value = row[0], row[value_at]
