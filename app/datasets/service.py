@@ -99,42 +99,40 @@ async def _planned_rows(session: AsyncSession, dataset_id: int, exact: int) -> i
 class Activity:
     """How busy a dataset is, for the console's list: cheap enough for a page of 100 datasets."""
 
-    events: int  # exact below EXACT_COUNT_LIMIT, else the planner's estimate
+    events: int  # exact below LIST_EXACT_COUNT, else the planner's estimate
     exact: bool
     last_event: datetime | None  # the latest `_time`
-    arrived_last_hour: int  # capped at EXACT_COUNT_LIMIT
+    arrived_last_hour: int
 
 
-# Each count stops at the cap; the arrivals are looked for among events timed in the last day, where the
-# (dataset_id, time) index and the daily partitions keep the scan small (a backfill of older events is not
-# counted as arriving).
+# A list shows many datasets at once: counts are exact only up to this (then the planner's estimate).
+LIST_EXACT_COUNT = 10_000
+# Arrivals (`sys_time`, which has no index) are looked for among the events timed in the last two hours, where
+# the (dataset_id, time) index keeps the scan small: a live feed's events are timed about when they arrive (a
+# backfill of older events is not counted as arriving).
+ARRIVALS_AMONG = timedelta(hours=2)
 _ACTIVITY = text(
     """
     SELECT d.name, d.id,
            (SELECT max(e.time) FROM events e WHERE e.dataset_id = d.id) AS last_event,
            (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.dataset_id = d.id LIMIT :cap) s) AS events,
-           (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.dataset_id = d.id AND e.time >= :day
-                                   AND e.sys_time >= :hour LIMIT :cap) s) AS arrived
+           (SELECT count(*) FROM events e WHERE e.dataset_id = d.id AND e.time >= :among AND e.sys_time >= :hour)
+             AS arrived
     FROM datasets d WHERE d.name = ANY(CAST(:names AS text[]))
     """
 )
 
 
 async def activity(session: AsyncSession, names: Sequence[str], now: datetime) -> dict[str, Activity]:
-    rows = (
-        await session.execute(
-            _ACTIVITY,
-            {
-                "names": list(names),
-                "cap": EXACT_COUNT_LIMIT,
-                "day": now - timedelta(days=1),
-                "hour": now - timedelta(hours=1),
-            },
-        )
-    ).all()
+    params = {
+        "names": list(names),
+        "cap": LIST_EXACT_COUNT,
+        "among": now - ARRIVALS_AMONG,
+        "hour": now - timedelta(hours=1),
+    }
     found = {}
-    for name, dataset_id, last_event, events, arrived in rows:
-        exact = int(events) < EXACT_COUNT_LIMIT
+    for name, dataset_id, last_event, events, arrived in (await session.execute(_ACTIVITY, params)).all():
+        exact = int(events) < LIST_EXACT_COUNT
         count = int(events) if exact else await _planned_rows(session, dataset_id, int(events))
         found[name] = Activity(count, exact, last_event, int(arrived))
     return found
