@@ -43,13 +43,13 @@ from app.routing.controllers import AlertController, RoutingController, SilenceC
 from app.routing.env import Counters, RoutingEnv
 from app.scheduler import start_scheduler
 from app.settings import Settings
-from app.system.controllers import error_docs, healthz, metrics, readyz
+from app.system.controllers import api_reference, error_docs, front_door, healthz, metrics, readyz
 from app.timefmt import utcnow
 from app.tokens.controllers import TokenController
 from app.ui.alerts import alert_list
 from app.ui.controllers import ui_router
 from app.ui.datasets import dataset_list, dataset_page
-from app.ui.monitors import monitor_list
+from app.ui.monitors import monitor_detail, monitor_list
 from app.ui.notifiers import notifier_list, notifier_test
 from app.ui.routing import routing_page
 from app.ui.silences import silence_create, silence_expire, silence_extend, silence_form, silence_list
@@ -59,6 +59,8 @@ log = logging.getLogger("beacon")
 
 def route_handlers() -> list[ControllerRouterHandler]:
     return [
+        front_door,
+        api_reference,
         healthz,
         readyz,
         metrics,
@@ -85,6 +87,7 @@ def ui_pages() -> list[ControllerRouterHandler]:
         dataset_list,
         dataset_page,
         monitor_list,
+        monitor_detail,
         notifier_list,
         notifier_test,
         alert_list,

@@ -153,8 +153,11 @@ def check_choice(value: str, choices: Iterable[str], param: str) -> str:
     return value
 
 
-def not_found(kind: str, ident: str) -> BeaconError:
-    return BeaconError("not_found", f"No {kind} with id {ident!r}.")
+def not_found(kind: str, ident: str, *, by: str = "id") -> BeaconError:
+    """`by`: what `ident` is, an `id` or a `name` (a dataset is found by its name)."""
+    if by == "name":
+        return BeaconError("not_found", f"No {kind} named {ident!r}.")
+    return BeaconError("not_found", f"No {kind} with {by} {ident!r}.")
 
 
 def error_body(code: str, message: str, request_id: str, docs_url: str, param: str | None = None) -> dict[str, Any]:

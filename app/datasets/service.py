@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
 import msgspec
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -48,7 +52,7 @@ async def get_dataset(session: AsyncSession, name: str, who: Principal, *, lock:
         stmt = stmt.with_for_update(key_share=True)
     found = (await session.execute(stmt)).scalar_one_or_none()
     if found is None:
-        raise not_found("dataset", name)
+        raise not_found("dataset", name, by="name")
     return found
 
 
@@ -79,12 +83,59 @@ async def _events_estimate(session: AsyncSession, dataset_id: int) -> int:
     ).scalar_one()
     if exact < EXACT_COUNT_LIMIT:
         return int(exact)
+    return await _planned_rows(session, dataset_id, int(exact))
+
+
+async def _planned_rows(session: AsyncSession, dataset_id: int, exact: int) -> int:
     plan = (
         await session.execute(
             text("EXPLAIN (FORMAT JSON) SELECT 1 FROM events WHERE dataset_id = :id"), {"id": dataset_id}
         )
     ).scalar_one()
     return max(int(exact), int(plan[0]["Plan"]["Plan Rows"]))
+
+
+@dataclass(frozen=True)
+class Activity:
+    """How busy a dataset is, for the console's list: cheap enough for a page of 100 datasets."""
+
+    events: int  # exact below LIST_EXACT_COUNT, else the planner's estimate
+    exact: bool
+    last_event: datetime | None  # the latest `_time`
+    arrived_last_hour: int
+
+
+# A list shows many datasets at once: counts are exact only up to this (then the planner's estimate).
+LIST_EXACT_COUNT = 10_000
+# Arrivals (`sys_time`, which has no index) are looked for among the events timed in the last two hours, where
+# the (dataset_id, time) index keeps the scan small: a live feed's events are timed about when they arrive (a
+# backfill of older events is not counted as arriving).
+ARRIVALS_AMONG = timedelta(hours=2)
+_ACTIVITY = text(
+    """
+    SELECT d.name, d.id,
+           (SELECT max(e.time) FROM events e WHERE e.dataset_id = d.id) AS last_event,
+           (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.dataset_id = d.id LIMIT :cap) s) AS events,
+           (SELECT count(*) FROM events e WHERE e.dataset_id = d.id AND e.time >= :among AND e.sys_time >= :hour)
+             AS arrived
+    FROM datasets d WHERE d.name = ANY(CAST(:names AS text[]))
+    """
+)
+
+
+async def activity(session: AsyncSession, names: Sequence[str], now: datetime) -> dict[str, Activity]:
+    params = {
+        "names": list(names),
+        "cap": LIST_EXACT_COUNT,
+        "among": now - ARRIVALS_AMONG,
+        "hour": now - timedelta(hours=1),
+    }
+    found = {}
+    for name, dataset_id, last_event, events, arrived in (await session.execute(_ACTIVITY, params)).all():
+        exact = int(events) < LIST_EXACT_COUNT
+        count = int(events) if exact else await _planned_rows(session, dataset_id, int(events))
+        found[name] = Activity(count, exact, last_event, int(arrived))
+    return found
 
 
 async def dataset_detail(session: AsyncSession, ds: Dataset) -> DatasetDetail:

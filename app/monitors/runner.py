@@ -60,7 +60,9 @@ def link(env: DeliveryEnv, monitor_id: str) -> str:
 
 
 def link_for(base_url: str, monitor_id: str) -> str:
-    return f"{base_url}/v1/monitors/{monitor_id}"
+    """The monitor's console page: a person opens the link in a browser (signing in first if needed), where the
+    API's address would answer `missing_token` JSON."""
+    return f"{base_url}/ui/monitors/{monitor_id}"
 
 
 def next_due(due: datetime, now: datetime, interval_seconds: int) -> datetime:

@@ -1,16 +1,32 @@
-"""Routes outside /v1: liveness, readiness, metrics and the error-code documentation page."""
+"""Routes outside /v1: the front door (to the console), the API reference, liveness, readiness, metrics and the
+error-code documentation page."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from litestar import MediaType, Request, Response, get
+from litestar.response import Redirect
 from sqlalchemy import text
 
 from app.deliveries.service import pending_deliveries
 from app.errors import ERRORS, BeaconError
 from app.metrics import CONTENT_TYPE
 from app.templating import render_template
+
+# Litestar's own OpenAPI pages (app/asgi.py serves them under /schema); Swagger UI lets a reader try a call.
+API_REFERENCE = "/schema/swagger"
+
+
+@get("/", include_in_schema=False)
+async def front_door() -> Redirect:
+    """A browser opening the service's address lands in the console (which asks to sign in first)."""
+    return Redirect("/ui/", status_code=302)
+
+
+@get("/docs", include_in_schema=False)
+async def api_reference() -> Redirect:
+    return Redirect(API_REFERENCE, status_code=302)
 
 
 @get("/healthz", include_in_schema=False)

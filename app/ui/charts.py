@@ -15,7 +15,20 @@ from datetime import datetime
 from app.timefmt import iso_ms, iso_ms_or_none
 
 PALETTE = ("#2563eb", "#dc2626", "#ea580c", "#7c3aed", "#0d9488", "#ca8a04", "#db2777", "#4b5563")
-KNOWN_TYPES = {"deploy": PALETTE[0], "incident": PALETTE[1], "monitor": PALETTE[2], "config": PALETTE[3]}
+KNOWN_TYPES = {
+    "deploy": PALETTE[0],
+    "incident": PALETTE[1],
+    "monitor": PALETTE[2],
+    "config": PALETTE[3],
+    # A monitor's state changes, on its own page: red into alerting, green back to ok.
+    "triggered": "#dc2626",
+    "resolved": "#16a34a",
+    "no_data": "#ca8a04",
+    "error": "#ea580c",
+    "matched": "#2563eb",
+}
+MIXED = "#4b5563"  # a cluster of markers of several types
+MIN_GAP = 8.0  # point markers closer than this (in chart units, of 960) are drawn as one, with a count
 # Series colours: distinct from the annotation colours where they can be, so a line is not read as a marker.
 SERIES_COLOURS = ("#2563eb", "#0d9488", "#7c3aed", "#ca8a04", "#db2777", "#4b5563", "#ea580c", "#65a30d")
 
@@ -73,12 +86,18 @@ class Marker:
     width: float  # 0 for a point (drawn as a line), > 0 for a span (drawn as a band)
     time: str
     end_time: str | None
+    titles: tuple[str, ...] = ()  # a cluster: every marker's title, oldest first
+
+    @property
+    def count(self) -> int:
+        return max(1, len(self.titles))
 
 
 @dataclass(frozen=True)
 class Tick:
     pos: float
     label: str
+    time: str | None = None  # a time axis tick: its time, which the page shows in the viewer's time zone
 
 
 @dataclass
@@ -94,8 +113,10 @@ class Chart:
     markers: list[Marker] = field(default_factory=list)
     x_ticks: list[Tick] = field(default_factory=list)
     y_ticks: list[Tick] = field(default_factory=list)
+    threshold: Tick | None = None  # a horizontal line at a monitor's threshold
     start: str = ""
     end: str = ""
+    span_seconds: float = 0.0
 
 
 def nice_ceiling(value: float) -> float:
@@ -116,9 +137,10 @@ def format_value(value: float) -> str:
     return f"{value:,.3g}" if abs(value) >= 1e-3 else f"{value:.3g}"
 
 
-def _y_range(series: Sequence[Series]) -> tuple[float, float, float]:
+def _y_range(series: Sequence[Series], extra: Sequence[float] = ()) -> tuple[float, float, float]:
     """Axis bounds and tick step: four or fewer ticks of a 1/2/5 x 10^k step, zero always on the axis."""
     values = [v for s in series for _, v in s.points if v is not None and math.isfinite(v)]
+    values += [v for v in extra if math.isfinite(v)]
     high_value = max(values, default=0.0)
     low_value = min(values, default=0.0)
     span = max(high_value, 0.0) - min(low_value, 0.0)
@@ -140,6 +162,7 @@ def time_chart(
     kind: str = "bars",
     width: int = 960,
     height: int = 260,
+    threshold: float | None = None,
 ) -> Chart:
     """Place buckets and annotations on a [start, end) time axis.
 
@@ -153,7 +176,7 @@ def time_chart(
     def x_of(t: datetime) -> float:
         return left + (t - start).total_seconds() / span * chart.plot_width
 
-    y_low, y_high, y_step = _y_range(series)
+    y_low, y_high, y_step = _y_range(series, () if threshold is None else (threshold,))
 
     def y_of(v: float) -> float:
         return top + chart.plot_height * (1 - (v - y_low) / ((y_high - y_low) or 1.0))
@@ -219,12 +242,50 @@ def time_chart(
             )
         )
 
+    chart.markers = cluster(chart.markers)
+    if threshold is not None and math.isfinite(threshold):
+        chart.threshold = Tick(y_of(threshold), format_value(threshold))
     for i in range(round((y_high - y_low) / y_step) + 1):
         value = y_low + y_step * i
         chart.y_ticks.append(Tick(y_of(value), format_value(value)))
     for i in range(7):
         t = start + (end - start) * i / 6
         fmt = "%H:%M" if span <= 2 * 86400 else "%b %d %H:%M"
-        chart.x_ticks.append(Tick(x_of(t), t.strftime(fmt)))
-    chart.start, chart.end = iso_ms(start), iso_ms(end)
+        chart.x_ticks.append(Tick(x_of(t), t.strftime(fmt), iso_ms(t)))
+    chart.start, chart.end, chart.span_seconds = iso_ms(start), iso_ms(end), span
     return chart
+
+
+def cluster(markers: Sequence[Marker]) -> list[Marker]:
+    """Point markers that would overlap (closer than MIN_GAP, as several deploys or a trigger and its resolve
+    near "now" are) drawn as one marker that counts them and lists their titles; bands stay as they are."""
+    points = sorted((m for m in markers if m.width == 0), key=lambda m: m.x)
+    groups: list[list[Marker]] = []
+    for m in points:
+        if groups and m.x - groups[-1][0].x < MIN_GAP:
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    out = [m for m in markers if m.width > 0]
+    for group in groups:
+        first = group[0]
+        if len(group) == 1:
+            out.append(first)
+            continue
+        types = {m.type for m in group}
+        kind = first.type if len(types) == 1 else "several"
+        out.append(
+            Marker(
+                id=first.id,
+                type=kind,
+                title=f"{len(group)} × {kind}",
+                url=None,
+                colour=first.colour if len(types) == 1 else MIXED,
+                x=first.x,
+                width=0.0,
+                time=first.time,
+                end_time=group[-1].time if group[-1].time != first.time else None,
+                titles=tuple(m.title for m in group),
+            )
+        )
+    return out

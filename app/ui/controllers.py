@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Request, Response, Router, get, post
 from litestar.exceptions import ValidationException
+from litestar.params import QueryParameter
 from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,33 +15,50 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.errors import BeaconError
 from app.settings import Settings
 from app.ui.forms import Form
+from app.ui.nav import home_of, safe_next, sign_in_url
 from app.ui.render import error_page, page, validation_error_page
-from app.ui.session import SignInRequired, check_csrf, check_same_origin, session_middleware, sign_in, sign_out
+from app.ui.session import (
+    SignInRequired,
+    check_csrf,
+    check_same_origin,
+    session_middleware,
+    sign_in,
+    sign_out,
+    signed_in,
+)
 from app.ui.throttle import SignInThrottle, SignInThrottled
 
 STATIC_DIR = Path(__file__).parent / "static"
 
 
 @get("/login", include_in_schema=False)
-async def login_form() -> Response[str]:
-    return page("login.html", error=None)
+async def login_form(next_: Annotated[str | None, QueryParameter(name="next")] = None) -> Response[str]:
+    return page("login.html", error=None, next=safe_next(next_))
 
 
 @post("/login", include_in_schema=False, status_code=303)
 async def login(request: Request[Any, Any, Any], db: AsyncSession, data: Form) -> Response[Any]:
     check_same_origin(request)
+    next_page = safe_next(data.get("next"))
     state = request.app.state
     try:
         await SignInThrottle(state.rate_limiter, state.settings.rate_limits).attempt(
             request.client.host if request.client else "unknown"
         )
     except SignInThrottled as exc:
-        return page("login.html", status_code=429, headers={"Retry-After": str(exc.retry_after)}, error=exc.message)
+        return page(
+            "login.html",
+            status_code=429,
+            headers={"Retry-After": str(exc.retry_after)},
+            error=exc.message,
+            next=next_page,
+        )
     try:
-        await sign_in(request, db, data.get("token", ""))
+        who = await sign_in(request, db, data.get("token", ""))
     except BeaconError as exc:
-        return page("login.html", status_code=401, error=exc.message)
-    return Redirect("/ui/datasets", status_code=303)
+        return page("login.html", status_code=401, error=exc.message, next=next_page)
+    # Back to the page that asked for signing in (only a page of this console), else the token's home page.
+    return Redirect(next_page or home_of(who), status_code=303)
 
 
 @post("/logout", include_in_schema=False, status_code=303)
@@ -51,12 +69,17 @@ async def logout(request: Request[Any, Any, Any], db: AsyncSession, data: Form) 
 
 
 @get("/", include_in_schema=False)
-async def home() -> Redirect:
-    return Redirect("/ui/datasets", status_code=303)
+async def home(request: Request[Any, Any, Any]) -> Redirect:
+    return Redirect(home_of(await signed_in(request)), status_code=303)
 
 
-def _to_sign_in(_: Request[Any, Any, Any], __: SignInRequired) -> Response[Any]:
-    return Redirect("/ui/login", status_code=303)
+def _to_sign_in(request: Request[Any, Any, Any], _: SignInRequired) -> Response[Any]:
+    """To the sign-in page, which comes back here afterwards (a page read with GET; a form post is not
+    replayed)."""
+    here = None
+    if request.method in ("GET", "HEAD") and request.url.path.rstrip("/") != "/ui":
+        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return Redirect(sign_in_url(here), status_code=303)
 
 
 def ui_router(settings: Settings, pages: list[Any]) -> Router:

@@ -25,11 +25,14 @@ async def dataset_list(
     who = await signed_in(request)
     who.require_scope("datasets:read")
     found = await datasets.list_datasets(db, codec, who, limit=MAX_LIMIT, cursor=cursor)
+    busy = await datasets.activity(db, [d.name for d in found.data], utcnow())
     return signed_page(
         request,
         "datasets.html",
         nav="datasets",
         datasets=found.data,
+        activity=busy,
+        iso=iso_ms,
         next_cursor=found.next_cursor,
         can_query=who.has_scope("query"),
     )

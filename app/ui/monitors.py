@@ -1,4 +1,5 @@
-"""Console page for monitors: each one's state, last value against its threshold, and its history on a timeline."""
+"""Console pages for monitors: the list (each one's state, last value against its threshold, its history on a
+timeline), and one monitor's own page, where its notifications link."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.pagination import CursorCodec
 from app.timefmt import utcnow
 from app.ui import service
+from app.ui.charts import type_colour
+from app.ui.monitor_page import monitor_page
 from app.ui.ranges import PRESETS, resolve_range
 from app.ui.render import signed_page
 from app.ui.session import signed_in
+
+HISTORY_SHOWN = 50  # rows of the history table (the timeline and chart use up to a page of 100)
 
 
 @get("/monitors", include_in_schema=False)
@@ -39,4 +44,41 @@ async def monitor_list(
         operators=service.OPERATORS,
         can_query=who.has_scope("query"),
         value=service.cell,
+    )
+
+
+@get("/monitors/{monitor_id:str}", include_in_schema=False)
+async def monitor_detail(
+    request: Request[Any, Any, Any],
+    db: AsyncSession,
+    codec: CursorCodec,
+    monitor_id: str,
+    range_: Annotated[str | None, QueryParameter(name="range")] = None,
+    start: str | None = None,
+    end: str | None = None,
+) -> Response[str]:
+    who = await signed_in(request)
+    who.require_scope("monitors:read")
+    now = utcnow()
+    rng = resolve_range(range_, start or None, end or None, now)
+    state = request.app.state
+    data = await monitor_page(db, codec, state.query_pool, state.routing_env, who, monitor_id, rng, now)
+    m = data.monitor
+    return signed_page(
+        request,
+        "monitor.html",
+        nav="monitors",
+        m=m,
+        data=data,
+        tl=data.timeline,
+        rng=rng,
+        presets=list(PRESETS),
+        operators=service.OPERATORS,
+        breached=service.breached(m),
+        can_query=who.has_scope("query"),
+        can_read_notifiers=who.has_scope("notifiers:read"),
+        can_read_routing=who.has_scope("routing:read"),
+        value=service.cell,
+        history_shown=HISTORY_SHOWN,
+        colour=type_colour,
     )

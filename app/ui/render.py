@@ -10,7 +10,8 @@ from litestar.exceptions import ValidationException
 
 from app.errors import BeaconError, from_validation
 from app.templating import render_template
-from app.ui.session import csrf_token, has_session
+from app.ui.nav import nav_for
+from app.ui.session import csrf_token, has_session, page_principal
 
 # Scripts and styles only from the console's own files (app/ui/static/), nothing inline, no framing by any
 # site (clickjacking), forms posted only to the console itself.
@@ -44,8 +45,10 @@ def signed_page(
     headers: dict[str, str] | None = None,
     **context: Any,
 ) -> Response[str]:
-    """A page for a signed-in user: the layout shows the navigation and the sign-out form."""
-    return page(name, status_code, headers, nav=nav, csrf=csrf_token(request), **context)
+    """A page for a signed-in user: the layout shows the navigation (the pages its token can open) and the
+    sign-out form."""
+    items = nav_for(page_principal(request))
+    return page(name, status_code, headers, nav=nav, nav_items=items, csrf=csrf_token(request), **context)
 
 
 _TITLES = {401: "Signed out", 403: "Not allowed", 404: "Not found", 409: "Conflict"}

@@ -25,6 +25,7 @@ from app.datasets.service import list_fields
 from app.db.dataset import Dataset
 from app.errors import BeaconError, check_choice
 from app.monitors import service as monitors
+from app.monitors.evaluation import series_key
 from app.monitors.schemas import MonitorEventOut, MonitorOut
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.query.schemas import QueryRequest, QueryResult
@@ -298,14 +299,14 @@ OPERATORS = {"above": ">", "above_or_equal": "≥", "below": "<", "below_or_equa
 RECENT_EVENTS = 5
 
 
-def _breached(m: MonitorOut) -> bool | None:
+def breached(m: MonitorOut) -> bool | None:
     if m.last_value is None or m.threshold is None or m.operator not in OPERATORS:
         return None
     v, t = m.last_value, m.threshold
     return {"above": v > t, "above_or_equal": v >= t, "below": v < t, "below_or_equal": v <= t}[m.operator]
 
 
-def _event_label(e: MonitorEventOut) -> str:
+def event_label(e: MonitorEventOut) -> str:
     parts = [e.kind]
     if e.group:
         parts.append(", ".join(f"{k}={cell(v)}" for k, v in e.group.items()))
@@ -326,14 +327,20 @@ async def monitor_views(
     views = []
     for m in found.data:
         history = await monitors.history(session, codec, who, m.id, limit=MAX_LIMIT, cursor=None)
-        events = [
-            HistoryEvent(parse_time(e.time), e.kind, e.state, bool(e.group), _event_label(e)) for e in history.data
-        ]
-        # The state is known from the monitor's creation (it starts ok), or, with more history than one page,
-        # only from the oldest change shown.
-        created = parse_time(m.created_at)
-        oldest = min((e.time for e in events), default=created)
-        known_from = oldest if history.has_more else min(created, oldest)
-        timeline = state_timeline(events, created_at=known_from, start=rng.start, end=rng.end)
-        views.append(MonitorView(m, timeline, history.data[:RECENT_EVENTS], _breached(m)))
+        timeline = monitor_timeline(m, history.data, history.has_more, rng)
+        views.append(MonitorView(m, timeline, history.data[:RECENT_EVENTS], breached(m)))
     return views, found.next_cursor
+
+
+def monitor_timeline(m: MonitorOut, history: Sequence[MonitorEventOut], has_more: bool, rng: TimeRange) -> Timeline:
+    """The monitor's states over the range, from its history (newest first, `has_more`: not all of it)."""
+    events = [
+        HistoryEvent(parse_time(e.time), e.kind, e.state, series_key(e.group) if e.group else "", event_label(e))
+        for e in history
+    ]
+    # The state is known from the monitor's creation (it starts ok), or, with more history than one page,
+    # only from the oldest change shown.
+    created = parse_time(m.created_at)
+    oldest = min((e.time for e in events), default=created)
+    known_from = oldest if has_more else min(created, oldest)
+    return state_timeline(events, created_at=known_from, start=rng.start, end=rng.end)

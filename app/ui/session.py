@@ -100,10 +100,18 @@ async def signed_in(request: Request[Any, Any, Any]) -> Principal:
     if not session_id:
         raise SignInRequired
     try:
-        return await principal_for_session(request.app.state.read_pool, hash_token(str(session_id)))
+        who = await principal_for_session(request.app.state.read_pool, hash_token(str(session_id)))
     except BeaconError:
         request.clear_session()
         raise SignInRequired from None
+    request.state.console_principal = who  # the layout's navigation shows only what this token can open
+    return who
+
+
+def page_principal(request: Request[Any, Any, Any]) -> Principal | None:
+    """The token the page signed in with (None before `signed_in` ran)."""
+    who = request.state.get("console_principal")
+    return who if isinstance(who, Principal) else None
 
 
 def csrf_token(request: Request[Any, Any, Any]) -> str:

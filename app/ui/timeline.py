@@ -1,9 +1,11 @@
 """Geometry of a monitor's state timeline: coloured stretches of `ok` / `alerting` / `no_data` / `error` between
 its state changes, and a tick for every history event, over a [start, end) window.
 
-A monitor's history records changes only, so the state at any moment is that of the last change before it; a
-monitor starts `ok`. Changes of one group of a `notify_by_group` monitor say nothing about the others, so those
-are ticks only; the stretches follow the monitor's own (ungrouped) changes.
+A monitor's history records changes only, so the state at any moment follows from the changes before it; a
+monitor starts `ok`. As in app/monitors/state.py, a monitor is `alerting` while any of its series is: a
+`notify_by_group` monitor records each group's triggers and resolves (the monitor's own series has the key
+""), so the timeline keeps the set of groups alerting. `no_data` and `error` are conditions of the whole
+monitor that hold until the next trigger or resolve.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ class HistoryEvent:
     time: datetime
     kind: str  # triggered, resolved, no_data, error, matched
     state: str
-    grouped: bool  # the change of one group of a notify_by_group monitor
+    group: str  # the group of a notify_by_group monitor's change (its key); "" for the whole monitor
     label: str  # shown on hover
 
 
@@ -71,13 +73,26 @@ def state_timeline(
     ordered = sorted(events, key=lambda e: e.time)
     state, since = "ok", max(created_at, start)
     changes: list[tuple[datetime, str]] = []
+    alerting: set[str] = set()  # the series alerting: group keys, "" for the monitor's own
+    condition: str | None = None  # no_data or error, of the whole monitor
     for e in ordered:
-        if e.grouped or e.kind not in STATE_AFTER:
+        if e.kind not in STATE_AFTER:
             continue
+        if e.kind in ("no_data", "error"):
+            condition = e.kind
+        else:
+            condition = None
+            if e.kind == "triggered":
+                alerting.add(e.group)
+            else:
+                alerting.discard(e.group)
+                if not e.group and e.state == "ok":
+                    alerting.clear()  # the whole monitor is ok again: no group is left alerting
+        now_state = condition or ("alerting" if alerting else "ok")
         if e.time < start:
-            state = e.state
-        elif e.time < end:
-            changes.append((e.time, e.state))
+            state = now_state
+        elif e.time < end and now_state != (changes[-1][1] if changes else state):
+            changes.append((e.time, now_state))
     for t, new_state in [*changes, (end, "")]:
         if t > since and since < end:
             timeline.stretches.append(

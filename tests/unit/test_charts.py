@@ -115,3 +115,38 @@ def test_only_http_urls_become_links():
         ]
     )
     assert [m.url for m in chart.markers] == ["https://ci.example/1", None]
+
+
+def test_markers_closer_than_a_few_pixels_are_one_that_counts_them():
+    near_end = END - timedelta(minutes=3)
+    chart = _chart(
+        [
+            Annotation("a", "deploy", "api v2", near_end),
+            Annotation("b", "deploy", "web v7", near_end + timedelta(minutes=1)),
+            Annotation("c", "incident", "page", near_end + timedelta(minutes=2)),
+            Annotation("d", "deploy", "alone", START + timedelta(hours=6)),
+            Annotation("e", "incident", "span", START, START + timedelta(hours=1)),
+        ]
+    )
+    by_id = {m.id: m for m in chart.markers}
+    assert set(by_id) == {"a", "d", "e"}
+    cluster = by_id["a"]
+    assert cluster.count == 3 and cluster.titles == ("api v2", "web v7", "page")
+    assert cluster.type == "several" and cluster.url is None
+    assert (cluster.time, cluster.end_time) == ("2026-11-21T23:57:00.000Z", "2026-11-21T23:59:00.000Z")
+    assert by_id["d"].count == 1 and by_id["e"].width > 0
+
+
+def test_a_threshold_is_on_the_axis_and_drawn_as_a_line():
+    chart = time_chart(
+        [Series("value", [(START, 3.0)])],
+        start=START,
+        end=END,
+        step_seconds=3600,
+        annotations=[],
+        kind="line",
+        threshold=40,
+    )
+    assert chart.threshold is not None and chart.threshold.label == "40"
+    assert chart.top <= chart.threshold.pos <= chart.top + chart.plot_height
+    assert float(chart.y_ticks[-1].label) >= 40

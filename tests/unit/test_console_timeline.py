@@ -16,8 +16,8 @@ def at(hours: float) -> datetime:
     return START + timedelta(hours=hours)
 
 
-def ev(hours: float, kind: str, state: str, grouped: bool = False) -> HistoryEvent:
-    return HistoryEvent(at(hours), kind, state, grouped, kind)
+def ev(hours: float, kind: str, state: str, group: str = "") -> HistoryEvent:
+    return HistoryEvent(at(hours), kind, state, group, kind)
 
 
 def stretches(tl):
@@ -51,13 +51,43 @@ def test_nothing_is_drawn_before_the_monitor_existed():
     assert state_timeline([], created_at=at(11), start=START, end=END).stretches == []
 
 
-def test_group_changes_and_matches_are_ticks_only():
+def test_matches_are_ticks_only():
+    tl = state_timeline([ev(5, "matched", "ok")], created_at=at(-1), start=START, end=END, width=1000)
+    assert stretches(tl) == [("ok", 0, 1000)]
+    assert [(m.kind, m.x) for m in tl.marks] == [("matched", pytest.approx(500))]
+
+
+def test_a_grouped_monitor_is_alerting_while_any_group_is():
+    api, web = '{"service":"api"}', '{"service":"web"}'
     tl = state_timeline(
-        [ev(2, "triggered", "alerting", grouped=True), ev(5, "matched", "ok")],
+        [
+            ev(2, "triggered", "alerting", api),
+            ev(3, "triggered", "alerting", web),
+            ev(4, "resolved", "ok", api),  # web still alerts
+            ev(6, "resolved", "ok", web),
+            ev(7, "triggered", "alerting", web),
+        ],
         created_at=at(-1),
         start=START,
         end=END,
         width=1000,
     )
-    assert stretches(tl) == [("ok", 0, 1000)]
-    assert [(m.kind, m.x) for m in tl.marks] == [("triggered", pytest.approx(200)), ("matched", pytest.approx(500))]
+    assert stretches(tl) == [("ok", 0, 200), ("alerting", 200, 400), ("ok", 600, 100), ("alerting", 700, 300)]
+    assert [m.kind for m in tl.marks] == ["triggered", "triggered", "resolved", "resolved", "triggered"]
+
+
+def test_a_grouped_monitor_through_an_error_and_its_recovery():
+    api = '{"service":"api"}'
+    tl = state_timeline(
+        [
+            ev(-2, "triggered", "alerting", api),  # before the window: it opens alerting
+            ev(3, "error", "error"),
+            ev(5, "resolved", "alerting"),  # recovered: the api group still alerts
+            ev(8, "resolved", "ok", api),
+        ],
+        created_at=at(-5),
+        start=START,
+        end=END,
+        width=1000,
+    )
+    assert stretches(tl) == [("alerting", 0, 300), ("error", 300, 200), ("alerting", 500, 300), ("ok", 800, 200)]

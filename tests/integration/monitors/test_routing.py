@@ -89,7 +89,7 @@ async def test_a_monitor_without_notifiers_is_routed_by_the_tree(h):
     assert api["annotations"]["summary"] == "API 5xx by service is alerting: the value 3 is above the threshold 2."
     assert api["annotations"]["value"] == "3" and api["annotations"]["threshold"] == "above 2"
     assert api["annotations"]["description"] == "Server errors."
-    assert api["annotations"]["link"].endswith(f"/v1/monitors/{m['id']}")
+    assert api["annotations"]["link"].endswith(f"/ui/monitors/{m['id']}")
     await run_routing(renv, h.at(61))
     await run_routing(renv, h.at(61))
     assert await h.deliver() == 1

@@ -61,7 +61,7 @@ async def test_ok_alerting_ok_notifies_once_each_way(h):
     assert data["operator"] == "above" and data["query"] == ERRORS_5XX
     assert data["description"] == "Too many server errors."
     assert data["start_time"] == _iso(h.at(60)) and data["end_time"] == _iso(h.at(120))
-    assert data["link"] == f"http://testserver.local/v1/monitors/{m['id']}"
+    assert data["link"] == f"http://testserver.local/ui/monitors/{m['id']}"
     assert data["summary"].startswith("API 5xx is alerting: the value 5 is above the threshold 3.")
     assert resolved["data"]["state"] == "ok" and resolved["data"]["value"] == 1
     assert data["monitor_event_id"].startswith("mev_")
@@ -86,7 +86,7 @@ async def test_state_change_adds_monitor_annotation_on_the_dataset(h):
     annotations = r.json()["data"]
     assert [a["title"] for a in annotations] == ["API 5xx: resolved", "API 5xx: alerting"]
     assert annotations[1]["datasets"] == ["web"] and annotations[1]["time"] == _iso(h.at(60))
-    assert annotations[1]["url"] == f"http://testserver.local/v1/monitors/{m['id']}"
+    assert annotations[1]["url"] == f"http://testserver.local/ui/monitors/{m['id']}"
     assert "value 2" in annotations[1]["description"] and "at or above 2" in annotations[1]["description"]
     # A run that changes nothing adds nothing.
     await h.run(h.at(200))

@@ -21,7 +21,7 @@ async def test_a_cookie_copied_before_sign_out_is_dead_after_it(client, admin_to
     client.cookies.clear()
     client.cookies.update(copied)  # replayed, as an attacker who copied it would
     r = await client.get("/ui/datasets", follow_redirects=False)
-    assert r.status_code == 303 and r.headers["location"] == "/ui/login"
+    assert r.status_code == 303 and r.headers["location"] == "/ui/login?next=%2Fui%2Fdatasets"
     # Signing in again starts a new session, which works.
     await sign_in(client, admin_token)
     assert (await client.get("/ui/datasets")).status_code == 200

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.timefmt import iso_ms
 from tests.integration.ui.conftest import EVENTS_END, EVENTS_START, sign_in
 
 DAY = {"start": EVENTS_START, "end": EVENTS_END}
@@ -30,6 +32,35 @@ async def test_the_list_shows_the_datasets_a_token_may_see(client, web, make_tok
     page = (await client.get("/ui/datasets")).text
     assert '<a href="/ui/datasets/web">web</a>' in page
     assert "/ui/datasets/db" not in page
+
+
+async def test_the_list_shows_each_datasets_events_last_event_and_ingest_rate(client, web, auth, admin_token):
+    now = datetime.now(UTC).replace(microsecond=0)
+    recent = [{"_time": (now - timedelta(minutes=m)).isoformat(), "n": m} for m in range(30)]
+    r = await client.post("/v1/ingest/live", headers=auth, json=recent)
+    assert r.status_code == 200 and r.json()["ingested"] == 30
+    await sign_in(client, admin_token)
+    page = (await client.get("/ui/datasets")).text
+
+    def row(name: str) -> str:
+        return page.split(f'<tr data-dataset="{name}">')[1].split("</tr>")[0]
+
+    # web: seven old events (March 2025), none arrived with a time in the last day; live: 30 just now.
+    assert '<td class="num events" title="exact">7</td>' in row("web")
+    assert '<time datetime="2025-03-02T00:00:00.000Z">2025-03-02 00:00:00 UTC</time>' in row("web")
+    assert '<span class="muted">idle</span>' in row("web")
+    assert '<td class="num events" title="exact">30</td>' in row("live")
+    assert f'<time datetime="{iso_ms(now)}">' in row("live")
+    assert re.search(r'<td class="num rate"[^>]*>0\.5/min</td>', row("live"))
+
+
+async def test_the_range_placeholder_is_the_charts_own_start(client, web, admin_token):
+    await sign_in(client, admin_token)
+    page = (await client.get("/ui/datasets/web", params={"range": "6h"})).text
+    start = re.search(r'<svg class="chart"[^>]*data-start="([^"]+)"', page).group(1)
+    placeholder = re.search(r'name="start" size="22" placeholder="([^"]+)"', page).group(1)
+    assert datetime.fromisoformat(placeholder) == datetime.fromisoformat(start)
+    assert abs(datetime.now(UTC) - timedelta(hours=6) - datetime.fromisoformat(start)) < timedelta(minutes=5)
 
 
 async def test_a_dataset_page_counts_events_per_bucket(client, web, admin_token):
@@ -119,7 +150,7 @@ async def test_annotations_need_their_scope(client, web, make_token):
 async def test_unknown_datasets_and_bad_parameters(client, web, admin_token):
     await sign_in(client, admin_token)
     r = await client.get("/ui/datasets/nope")
-    assert r.status_code == 404 and "No dataset" in r.text
+    assert r.status_code == 404 and "No dataset named 'nope'." in html.unescape(r.text)
     r = await client.get("/ui/datasets/web", params={"range": "2h"})
     assert r.status_code == 400 and "`range` must be one of" in html.unescape(r.text)
     r = await client.get("/ui/datasets/web", params={"start": "yesterday"})

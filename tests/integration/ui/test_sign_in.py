@@ -2,13 +2,75 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
+import pytest
+
 from tests.integration.ui.conftest import csrf_of, sign_in
 
 
 async def test_pages_redirect_to_sign_in_without_a_session(client):
-    for path in ("/ui/datasets", "/ui/datasets/web", "/ui/notifiers", "/ui/"):
+    for path in ("/ui/datasets", "/ui/datasets/web?range=1h", "/ui/notifiers", "/ui/monitors/mon_0123"):
         r = await client.get(path, follow_redirects=False)
-        assert r.status_code == 303 and r.headers["location"] in ("/ui/login", "/ui/datasets"), path
+        assert r.status_code == 303 and r.headers["location"] == f"/ui/login?next={quote(path, safe='')}", path
+    r = await client.get("/ui/", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/ui/login"
+
+
+async def test_signing_in_comes_back_to_the_page_that_asked(client, admin_token):
+    r = await client.get("/ui/monitors?range=1h", follow_redirects=False)
+    form = await client.get(r.headers["location"])
+    assert '<input type="hidden" name="next" value="/ui/monitors?range=1h">' in form.text
+    r = await client.post(
+        "/ui/login", data={"token": admin_token, "next": "/ui/monitors?range=1h"}, follow_redirects=False
+    )
+    assert r.status_code == 303 and r.headers["location"] == "/ui/monitors?range=1h"
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "//evil.example/ui/datasets",
+        "/\\evil.example/ui/",
+        "https://evil.example/ui/datasets",
+        "http:/ui/datasets",
+        "/v1/tokens",
+        "/ui/login?next=//evil.example",
+        "/ui/datasets\r\nLocation: https://evil.example",
+        "ui/datasets",
+        "",
+    ],
+)
+async def test_signing_in_never_leaves_the_console(client, admin_token, target):
+    form = await client.get("/ui/login", params={"next": target})
+    assert form.status_code == 200 and 'name="next"' not in form.text
+    r = await client.post("/ui/login", data={"token": admin_token, "next": target}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/ui/datasets"
+
+
+async def test_a_wrong_token_keeps_the_page_to_come_back_to(client):
+    r = await client.post("/ui/login", data={"token": "bcn_nope", "next": "/ui/notifiers"}, follow_redirects=False)
+    assert r.status_code == 401 and '<input type="hidden" name="next" value="/ui/notifiers">' in r.text
+
+
+async def test_home_is_the_first_page_the_token_can_open(client, make_token):
+    await sign_in(client, await make_token(["monitors:read"], name="monitors only"))
+    r = await client.get("/ui/", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/ui/monitors"
+    page = await client.get("/ui/monitors")
+    nav = page.text.split('<nav aria-label="Console">')[1].split("</nav>")[0]
+    assert 'href="/ui/monitors"' in nav and "/ui/datasets" not in nav and "/ui/notifiers" not in nav
+
+
+async def test_the_front_door_and_the_api_reference(client):
+    r = await client.get("/", follow_redirects=False)
+    assert r.status_code == 302 and r.headers["location"] == "/ui/"
+    r = await client.get("/docs", follow_redirects=False)
+    assert r.status_code == 302 and r.headers["location"] == "/schema/swagger"
+    reference = await client.get("/schema/swagger")
+    assert reference.status_code == 200 and "SwaggerUIBundle" in reference.text and "/v1/query" in reference.text
+    errors = await client.get("/docs/errors")
+    assert errors.status_code == 200 and "missing_token" in errors.text
 
 
 async def test_a_wrong_token_is_refused_on_the_form(client):
@@ -53,7 +115,7 @@ async def test_a_revoked_token_signs_the_browser_out(client, auth, make_token):
     token_id = next(t["id"] for t in listed if t["name"] == "short-lived")
     assert (await client.delete(f"/v1/tokens/{token_id}", headers=auth)).status_code in (200, 204)
     r = await client.get("/ui/datasets", follow_redirects=False)
-    assert r.status_code == 303 and r.headers["location"] == "/ui/login"
+    assert r.status_code == 303 and r.headers["location"] == "/ui/login?next=%2Fui%2Fdatasets"
 
 
 async def test_sign_out_needs_the_form_token(client, admin_token):
