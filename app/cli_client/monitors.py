@@ -25,9 +25,11 @@ def monitors() -> None:
 
 
 def _condition(m: Monitor) -> str:
+    from app.cli_client.tables import text
+
     if m.type != "threshold":
         return "each new event"
-    return f"{m.operator or '?'} {m.threshold if m.threshold is not None else '?'}".replace("_", " ")
+    return f"{(m.operator or '?').replace('_', ' ')} {text(m.threshold)}"
 
 
 @monitors.command("list")
@@ -201,7 +203,7 @@ def evaluate_monitor(monitor_id: str, dry_run: bool, fmt: str, url: str, token: 
     ]
     click.echo(block([p for p in pairs if p[1] is not None or p[0] in ("value", "state")]), nl=False)
     groups = result.get("groups") or []
-    if groups:
+    if any(g.get("group") for g in groups):  # a monitor without `by` groups has one group, {}
         rows = [[g.get("group"), g.get("state"), g.get("value")] for g in groups]
         click.echo("\n" + table(["group", "state", "value"], rows), nl=False)
 
