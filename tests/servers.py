@@ -30,12 +30,15 @@ def free_port() -> int:
 class Server:
     """`beacon serve` in a subprocess, its output collected by a thread."""
 
-    def __init__(self, env: dict[str, str], port: int, *extra: str) -> None:
+    def __init__(
+        self, env: dict[str, str], port: int, *extra: str, beacon: str = BEACON, cwd: Path | None = None
+    ) -> None:
         self.port = port
         self.lines: list[str] = []
         self.proc = subprocess.Popen(
-            [BEACON, "serve", "--port", str(port), *extra],
+            [beacon, "serve", "--port", str(port), *extra],
             env=env,
+            cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
