@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -40,6 +41,9 @@ def _settings() -> Settings:
     from app.db.embedded import with_database
     from app.settings import Settings
 
+    # SIGTERM ends the process through SystemExit, so that the exit hooks run and the embedded PostgreSQL is let
+    # go (uvicorn handles SIGTERM while it serves, then raises it again once it has shut down).
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     try:
         return with_database(Settings.from_env()).with_secret_key()
     except ValueError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -67,6 +68,11 @@ class Server:
             time.sleep(0.2)
         self.stop()
         raise AssertionError("beacon serve did not become ready:\n" + "\n".join(self.lines))
+
+    def interrupt(self, timeout: float = 30) -> int:
+        """Ctrl-C: SIGINT, then wait for the process to finish shutting down; returns its exit status."""
+        self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait(timeout=timeout)
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -70,6 +70,15 @@ def start_embedded(data_dir: Path, *, stop_at_exit: bool = True) -> str:
     return url
 
 
+def stop_embedded(data_dir: Path) -> None:
+    """Let go of the server in `data_dir/pg` now rather than at exit: stops it unless another process uses it."""
+    pgserver = _import_pgserver()
+    pgdata = (data_dir / "pg").resolve()
+    server = pgserver.PostgresServer._instances.get(pgdata)
+    if server is not None:
+        server.cleanup()  # pgserver's "last handle" rule; the exit hook then finds nothing left to do
+
+
 def embedded_running(data_dir: Path) -> bool:
     """Whether a PostgreSQL runs on `data_dir/pg` (read from its postmaster.pid)."""
     pid_file = (data_dir / "pg" / "postmaster.pid").resolve()
