@@ -71,8 +71,9 @@ def ingest(
 ) -> None:
     """Send events from SOURCE (a file, or - for stdin): NDJSON or a JSON array, optionally gzip-compressed.
 
-    Events go out as gzip NDJSON in batches of up to 10,000 events or 10 MB. On a terminal a progress line
-    shows events/s; a summary is printed at the end.
+    Events go out as gzip NDJSON in batches of up to 10,000 events or 10 MB. On a terminal a progress bar shows
+    the share read, events/s and the time left (from a pipe: the counts and the rate); a summary is printed at
+    the end.
     """
     from app.cli_client.ingesting import run_ingest
     from app.cli_client.reading import IngestProgress, read_events
