@@ -20,8 +20,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
 from adapters.base import TemplateFailure
+from app.settings import TEMPLATES_DIR  # templates/ in a checkout, app/templates/ in a wheel
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 SHARED_DIR = TEMPLATES_DIR / "_shared"
 
 

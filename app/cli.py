@@ -1,30 +1,32 @@
-"""The `beacon` command: serve, migrate, tokens; annotate, ingest and query (in `app.cli_client`)."""
+"""The `beacon` command: serve, migrate, tokens; the client commands are in `app.cli_client`.
+
+Start-up time matters (`beacon --help`, a `beacon query` in a loop): this module and the command modules import
+only click at the top; each command imports what it uses when it runs (the server side pulls in Litestar,
+SQLAlchemy and Alembic, over half a second). tests/client/test_cli_imports.py keeps it so.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.cli_client import register as register_client_commands
-from app.db.embedded import with_database
-from app.db.engine import make_engine, make_sessionmaker
-from app.db.migrate import upgrade
-from app.errors import BeaconError
-from app.settings import Settings
-from app.timefmt import utcnow
-from app.tokens import service as tokens
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from app.settings import Settings
+    from app.tokens.service import TokenOut
 
 T = TypeVar("T")
 _DURATION = re.compile(r"(\d+)([smhdw])")
@@ -39,6 +41,12 @@ def parse_duration(value: str) -> timedelta:
 
 
 def _settings() -> Settings:
+    from app.db.embedded import with_database
+    from app.settings import Settings
+
+    # SIGTERM ends the process through SystemExit, so that the exit hooks run and the embedded PostgreSQL is let
+    # go (uvicorn handles SIGTERM while it serves, then raises it again once it has shut down).
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     try:
         return with_database(Settings.from_env()).with_secret_key()
     except ValueError as exc:
@@ -46,6 +54,11 @@ def _settings() -> Settings:
 
 
 def _run_db(settings: Settings, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    import asyncio
+
+    from app.db.engine import make_engine, make_sessionmaker
+    from app.errors import BeaconError
+
     async def main() -> T:
         engine = make_engine(settings.database_url or "", pool_size=1)
         try:
@@ -62,6 +75,10 @@ def _run_db(settings: Settings, work: Callable[[AsyncSession], Awaitable[T]]) ->
 
 async def _bootstrap_admin(session: AsyncSession) -> str | None:
     """Create the first admin token when there are no tokens at all; None when some exist."""
+    from sqlalchemy import text
+
+    from app.tokens import service as tokens
+
     # Serialised so that two processes starting together create one token, not two.
     await session.execute(text("SELECT pg_advisory_xact_lock(hashtext('beacon-bootstrap-token'))"))
     if await tokens.count_tokens(session):
@@ -79,6 +96,8 @@ def main() -> None:
 @main.command()
 def migrate() -> None:
     """Apply the database migrations."""
+    from app.db.migrate import upgrade
+
     settings = _settings()
     upgrade(settings.database_url or "")
     click.echo("migrations applied")
@@ -109,6 +128,7 @@ def serve(host: str, port: int, workers: int | None) -> None:
     """
     import uvicorn
 
+    from app.db.migrate import upgrade
     from app.logs import configure_logging
 
     workers = workers or _cpu_count()
@@ -166,6 +186,9 @@ def tokens_group() -> None:
 @click.option("--expires-in", "expires_in", default=None, help="e.g. 30d, 12h, 2w")
 def tokens_create(name: str, scopes: tuple[str, ...], datasets: tuple[str, ...], expires_in: str | None) -> None:
     """Create a token; its text is printed alone on the last line."""
+    from app.timefmt import utcnow
+    from app.tokens import service as tokens
+
     expires_at = utcnow() + parse_duration(expires_in) if expires_in else None
     settings = _settings()
     created = _run_db(
@@ -181,9 +204,11 @@ def tokens_create(name: str, scopes: tuple[str, ...], datasets: tuple[str, ...],
 @tokens_group.command("list")
 def tokens_list() -> None:
     """List tokens (never their text)."""
+    from app.tokens import service as tokens
+
     settings = _settings()
 
-    async def all_tokens(session: AsyncSession) -> list[tokens.TokenOut]:
+    async def all_tokens(session: AsyncSession) -> list[TokenOut]:
         return [tokens.to_out(t) for t in await tokens.all_tokens(session)]
 
     rows = _run_db(settings, all_tokens)
@@ -200,12 +225,14 @@ def tokens_list() -> None:
 @click.argument("token_id")
 def tokens_revoke(token_id: str) -> None:
     """Revoke a token by id."""
+    from app.tokens import service as tokens
+
     settings = _settings()
     _run_db(settings, lambda s: tokens.revoke_token(s, token_id))
     click.echo(f"revoked {token_id}")
 
 
-register_client_commands(main)  # annotate, ingest, query: they talk HTTP to a running Beacon
+register_client_commands(main)  # annotate, ingest, query, export, monitors …: they talk HTTP to a running Beacon
 
 
 if __name__ == "__main__":  # pragma: no cover

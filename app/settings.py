@@ -13,9 +13,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES_DIR = PROJECT_ROOT / "templates"
-MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = PACKAGE_DIR.parent
+
+
+def _shipped(name: str) -> Path:
+    """migrations/ and templates/ sit beside app/ in a checkout (and an editable install); a wheel carries them
+    inside app/ (setup.py)."""
+    inside = PACKAGE_DIR / name
+    return inside if inside.is_dir() else PROJECT_ROOT / name
+
+
+TEMPLATES_DIR = _shipped("templates")
+MIGRATIONS_DIR = _shipped("migrations")
 
 _TRUE = {"1", "true", "yes", "on"}
 

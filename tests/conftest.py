@@ -1,8 +1,9 @@
 """Shared fixtures: a real PostgreSQL (migrated once per worker, cloned per test), the real app, tokens.
 
 The server is BEACON_TEST_DATABASE_URL when set (CI points it at a fresh database on the machine's
-PostgreSQL), otherwise an embedded PostgreSQL (pgserver) kept in the temp directory. Each test gets its own
-database cloned from a migrated template, so tests start clean and can run in parallel (pytest -n).
+PostgreSQL), otherwise an embedded PostgreSQL (pgserver) in a temporary directory of the run, stopped when the run
+ends. Each test gets its own database cloned from a migrated template, so tests start clean and can run in
+parallel (pytest -n).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import concurrent.futures
 import itertools
 import os
+import shutil
 import socket
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -62,15 +64,26 @@ async def _admin(url: str, *statements: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def pg_server_url() -> str:
+def pg_server_url() -> Iterator[str]:
     url = os.environ.get("BEACON_TEST_DATABASE_URL")
     if url:
-        return normalize_database_url(url)
+        yield normalize_database_url(url)
+        return
     if IN_CI:
         pytest.fail("CI=true but BEACON_TEST_DATABASE_URL is not set")
-    from app.db.embedded import start_embedded
+    from app.db.embedded import embedded_running, start_embedded, stop_embedded
 
-    return start_embedded(Path(tempfile.gettempdir()) / "beacon-test-pg")
+    # One server per test run in a directory of its own (the xdist workers of a run agree on it through the run's
+    # id); each worker registers with it and the last one to finish stops it and removes the directory: nothing
+    # keeps running after the run. Not under pytest's basetemp: PostgreSQL runs as another user when the tests
+    # run as root, and every pytest start makes pytest-of-<user> private again (0700).
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    run_dir = Path(tempfile.gettempdir()) / f"beacon-test-pg-{run_id}" if run_id else Path(tempfile.mkdtemp("-pg"))
+    run_dir.mkdir(exist_ok=True)
+    yield start_embedded(run_dir)
+    stop_embedded(run_dir)
+    if not embedded_running(run_dir):
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

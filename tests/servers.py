@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -30,14 +31,17 @@ def free_port() -> int:
 class Server:
     """`beacon serve` in a subprocess, its output collected by a thread."""
 
-    def __init__(self, env: dict[str, str], port: int, *extra: str) -> None:
+    def __init__(
+        self, env: dict[str, str], port: int, *extra: str, beacon: str = BEACON, cwd: Path | None = None
+    ) -> None:
         self.port = port
         self.lines: list[str] = []
         # One process unless the test asks for more (`beacon serve` alone starts one per CPU).
         workers = () if "--workers" in extra else ("--workers", "1")
         self.proc = subprocess.Popen(
-            [BEACON, "serve", "--port", str(port), *workers, *extra],
+            [beacon, "serve", "--port", str(port), *workers, *extra],
             env=env,
+            cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -66,6 +70,11 @@ class Server:
             time.sleep(0.2)
         self.stop()
         raise AssertionError("beacon serve did not become ready:\n" + "\n".join(self.lines))
+
+    def interrupt(self, timeout: float = 30) -> int:
+        """Ctrl-C: SIGINT, then wait for the process to finish shutting down; returns its exit status."""
+        self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait(timeout=timeout)
 
     def stop(self) -> None:
         self.proc.terminate()

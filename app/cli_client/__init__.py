@@ -1,41 +1,26 @@
-"""`beacon annotate`, `beacon ingest`, `beacon query` (and, in `alerting.py`, `beacon alerts`, `beacon silence`,
-`beacon routing`): the client commands, talking HTTP to a Beacon.
+"""The client commands, talking HTTP to a Beacon: annotate, ingest, query here; export, monitors, notifiers,
+datasets, alerts, silence and routing in their modules.
 
 The service address is `--url` (`--server` on `annotate`, whose `--url` is the annotation's link) or
 BEACON_URL; the token is `--token` or BEACON_TOKEN. Exit status 0 on success; on failure 1, with the error's
 code, message and request id on stderr (2 for a usage error).
+
+Only click is imported at the top of these modules: each command imports the client when it runs.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import click
 
 from app.cli_client.common import make_client, reporting
-from app.cli_client.ingesting import run_ingest
-from app.cli_client.output import render_rows
-from app.cli_client.reading import IngestProgress, read_events
-from app.client.retrying import DEFAULT_URL
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _token_option(func: F) -> F:
-    return click.option("--token", envvar="BEACON_TOKEN", help="API token [env BEACON_TOKEN].")(func)
-
-
-def _server_option(*names: str) -> Callable[[F], F]:
-    return click.option(
-        *names,
-        "url",
-        envvar="BEACON_URL",
-        default=DEFAULT_URL,
-        show_default=True,
-        help="Beacon's address [env BEACON_URL].",
-    )
+from app.cli_client.common import server_option as _server_option
+from app.cli_client.common import token_option as _token_option
+from app.cli_client.datasets import datasets
+from app.cli_client.exporting import export
+from app.cli_client.monitors import monitors
+from app.cli_client.notifiers import notifiers
 
 
 @click.command()
@@ -86,9 +71,13 @@ def ingest(
 ) -> None:
     """Send events from SOURCE (a file, or - for stdin): NDJSON or a JSON array, optionally gzip-compressed.
 
-    Events go out as gzip NDJSON in batches of up to 10,000 events or 10 MB. On a terminal a progress line
-    shows events/s; a summary is printed at the end.
+    Events go out as gzip NDJSON in batches of up to 10,000 events or 10 MB. On a terminal a progress bar shows
+    the share read, events/s and the time left (from a pipe: the counts and the rate); a summary is printed at
+    the end.
     """
+    from app.cli_client.ingesting import run_ingest
+    from app.cli_client.reading import IngestProgress, read_events
+
     with reporting(url), make_client(url, token) as client:
         code = run_ingest(
             client,
@@ -107,7 +96,9 @@ def ingest(
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "ndjson", "csv"]), default="table")
 @click.option("--start-time", help="RFC 3339 or relative, e.g. now-1h.")
 @click.option("--end-time", help="RFC 3339 or relative (default now).")
-@click.option("--take", type=int, help="Row cap (the query's own take and 50,000 also apply).")
+@click.option(
+    "--take", type=click.IntRange(min=1), help="Row cap (default 1,000; the query's own take and 50,000 also apply)."
+)
 @_server_option("--url", "--server")
 @_token_option
 def query(
@@ -119,16 +110,29 @@ def query(
     url: str,
     token: str | None,
 ) -> None:
-    """Run an APL query (- reads it from stdin) and print the result."""
+    """Run an APL query (- reads it from stdin) and print the result.
+
+    At most 1,000 rows unless --take says otherwise; when more matched, a note on stderr says so (`beacon export`
+    streams every row).
+    """
+    from app.cli_client.output import render_rows
+
     text = sys.stdin.read() if apl == "-" else apl
     with reporting(url), make_client(url, token) as client:
         result = client.query(text, start_time=start_time, end_time=end_time, take=take)
     click.echo(render_rows(result, fmt), nl=False)
+    if result.status.truncated:
+        # On stderr for every format, so that a pipe into jq or a CSV file is not taken for the whole answer.
+        click.echo(
+            f"note: only the first {len(result.rows):,} rows are shown; more rows matched. Raise --take "
+            "(the service allows up to BEACON_QUERY_MAX_ROWS, 50,000 by default) or use `beacon export` for every row.",
+            err=True,
+        )
 
 
 def register(group: click.Group) -> None:
     from app.cli_client import alerting
 
-    for command in (annotate, ingest, query):
+    for command in (annotate, ingest, query, export, monitors, notifiers, datasets):
         group.add_command(command)
     alerting.register(group)

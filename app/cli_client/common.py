@@ -1,19 +1,50 @@
-"""What the client commands share: the client from --url/--token, and errors as one stderr line + exit 1."""
+"""What the client commands share: --url/--token options, the client they make, errors as one stderr line + exit 1.
+
+Imports only click at the top (see app/cli.py): the client library (httpx, msgspec) is loaded by the command
+that runs, not by `beacon --help`.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from app.client import Backoff, BeaconAPIError, BeaconConnectionError, Client
+if TYPE_CHECKING:
+    from app.client import BeaconAPIError, Client
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_URL = "http://127.0.0.1:8000"  # app.client.retrying.DEFAULT_URL, without importing the client for --help
+
+
+def token_option(func: F) -> F:
+    return click.option("--token", envvar="BEACON_TOKEN", help="API token [env BEACON_TOKEN].")(func)
+
+
+def server_option(*names: str) -> Callable[[F], F]:
+    return click.option(
+        *names,
+        "url",
+        envvar="BEACON_URL",
+        default=DEFAULT_URL,
+        show_default=True,
+        help="Beacon's address [env BEACON_URL].",
+    )
+
+
+def connection_options(func: F) -> F:
+    """--url/--server and --token, for commands that have no --url of their own."""
+    return server_option("--url", "--server")(token_option(func))
 
 
 def make_client(url: str, token: str | None) -> Client:
+    from app.client import Backoff, Client
+
     if not token:
         raise click.UsageError("no API token: pass --token or set BEACON_TOKEN")
     raw = os.environ.get("BEACON_MAX_RETRIES", "").strip()
@@ -35,6 +66,8 @@ def describe(exc: BeaconAPIError) -> str:
 @contextmanager
 def reporting(url: str) -> Iterator[None]:
     """Turn the client's errors into one stderr line and exit status 1."""
+    from app.client import BeaconAPIError, BeaconConnectionError
+
     try:
         yield
     except BeaconAPIError as exc:

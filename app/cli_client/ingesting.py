@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from array import array
+from typing import NoReturn
 
 import click
 
@@ -38,27 +39,42 @@ def run_ingest(
             f"{t.events_sent / max(seconds, 1e-6):,.0f} events/s"
         )
 
+    def stop(message: str) -> NoReturn:
+        """The error; the summary first only when the service took some events (no "ingested 0 events")."""
+        progress.done()
+        if ing.totals.ingested or ing.totals.failed:
+            summary()
+            fail(message)
+        fail(f"{message}; nothing was ingested")
+
+    def show(force: bool = False) -> None:
+        t = ing.totals
+        progress.update(
+            len(positions),
+            t.ingested,
+            t.bytes_sent,
+            done_bytes=source.bytes_read(),
+            total_bytes=source.size,
+            force=force,
+        )
+
     try:
         for position, event in source:
             positions.append(position)
             ing.add(event)
             if len(positions) % 1000 == 0:
-                progress.update(len(positions), ing.totals.ingested, ing.totals.bytes_sent)
+                show()
         ing.flush()
     except SourceError as exc:
-        progress.done()
-        summary()
-        fail(str(exc))
+        stop(str(exc))
     except IngestBatchError as exc:
-        progress.done()
-        summary()
         first, last = positions[exc.first_index], positions[exc.first_index + len(exc.events) - 1]
         cause = describe(exc.cause) if isinstance(exc.cause, BeaconAPIError) else str(exc.cause)
-        fail(
+        stop(
             f"a batch of {len(exc.events):,} events ({source.unit}s {first} to {last}) was not ingested "
             f"and nothing after it was sent: {cause}"
         )
-    progress.update(len(positions), ing.totals.ingested, ing.totals.bytes_sent, force=True)
+    show(force=True)
     progress.done()
     summary()
     failures = sorted(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import os
+import stat
 import sys
 import time
 import zlib
@@ -30,9 +32,28 @@ class EventSource:
     path: str
     unit: str = "line"
     bad: list[BadLine] = field(default_factory=list)  # NDJSON lines that are not JSON: never sent
+    size: int | None = None  # bytes in the input (as stored, gzip or not) when it is a regular file
+    _raw: IO[bytes] | None = None
+
+    def bytes_read(self) -> int | None:
+        """How far into the input reading has got (compressed bytes for gzip); None for a pipe."""
+        if self._raw is None or self.size is None:
+            return None
+        if self._raw.closed:  # read to the end
+            return self.size
+        try:
+            return min(self._raw.tell(), self.size)
+        except (OSError, ValueError):
+            return None
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
         raw: IO[bytes] = sys.stdin.buffer if self.path == "-" else open(self.path, "rb")
+        self._raw = raw
+        try:
+            info = os.fstat(raw.fileno())
+            self.size = info.st_size if stat.S_ISREG(info.st_mode) else None
+        except (OSError, ValueError):
+            self.size = None
         try:
             head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
             stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw)) if head == b"\x1f\x8b" else raw
@@ -71,7 +92,13 @@ def read_events(path: str) -> EventSource:
 
 
 class IngestProgress:
-    """One self-rewriting status line on stderr (only when it is a terminal)."""
+    """One self-rewriting status line on stderr (only when it is a terminal).
+
+    With the input's size known (a file, or stdin redirected from one) it is a bar with the percentage read, the
+    rate and the time left; from a pipe, the counts and the rate.
+    """
+
+    BAR = 24
 
     def __init__(self, enabled: bool, interval: float = 0.2) -> None:
         self.enabled = enabled
@@ -80,19 +107,48 @@ class IngestProgress:
         self._last = 0.0
         self._shown = False
 
-    def update(self, read: int, ingested: int, sent_bytes: int, *, force: bool = False) -> None:
+    def update(
+        self,
+        read: int,
+        ingested: int,
+        sent_bytes: int,
+        *,
+        done_bytes: int | None = None,
+        total_bytes: int | None = None,
+        force: bool = False,
+    ) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
         if not force and now - self._last < self.interval:
             return
         self._last = now
-        rate = read / max(now - self.started, 1e-6)
-        sys.stderr.write(
-            f"\r{read:,} events read, {ingested:,} ingested, {rate:,.0f} events/s, {sent_bytes / 1e6:,.1f} MB sent "
-        )
+        sys.stderr.write("\r" + self.line(now - self.started, read, ingested, sent_bytes, done_bytes, total_bytes))
         sys.stderr.flush()
         self._shown = True
+
+    @classmethod
+    def line(
+        cls,
+        seconds: float,
+        read: int,
+        ingested: int,
+        sent_bytes: int,
+        done_bytes: int | None = None,
+        total_bytes: int | None = None,
+    ) -> str:
+        seconds = max(seconds, 1e-6)
+        rate = f"{read / seconds:,.0f} events/s"
+        if done_bytes is None or not total_bytes:
+            return f"{read:,} events read, {ingested:,} ingested, {rate}, {sent_bytes / 1e6:,.1f} MB sent "
+        share = min(done_bytes / total_bytes, 1.0)
+        filled = round(share * cls.BAR)
+        left = (total_bytes - done_bytes) / (done_bytes / seconds) if done_bytes else None
+        eta = "--:--" if left is None else f"{int(left) // 60}:{int(left) % 60:02d}"
+        return (
+            f"{share:4.0%} [{'#' * filled}{'.' * (cls.BAR - filled)}] {done_bytes / 1e6:,.1f}/{total_bytes / 1e6:,.1f}"
+            f" MB, {read:,} events read, {ingested:,} ingested, {rate}, ETA {eta} "
+        )
 
     def done(self) -> None:
         if self._shown:

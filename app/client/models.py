@@ -149,8 +149,11 @@ class Monitor(Resource, kw_only=True):
     repeat_interval_seconds: int | None = None
     disabled_until: datetime | None = None
     labels: dict[str, str] = msgspec.field(default_factory=dict)
+    dataset: str | None = None  # the dataset the query reads
     state: str | None = None
+    alerting_groups: list[dict[str, Any]] = msgspec.field(default_factory=list)  # with notify_by_group
     last_value: float | None = None
+    last_error: str | None = None  # in state `error`: why the query failed
     last_evaluated_at: datetime | None = None
     next_evaluation_at: datetime | None = None
     created_at: datetime | None = None
@@ -161,10 +164,13 @@ class MonitorEvent(Resource, kw_only=True):
     id: str
     monitor_id: str
     kind: str
+    state: str | None = None
     value: float | None = None
     threshold: float | None = None
     group: Any = None
     time: datetime
+    match_count: int | None = None  # match_event: the events this run found
+    error: str | None = None
     deliveries: list[str] = msgspec.field(default_factory=list)
 
 

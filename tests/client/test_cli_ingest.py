@@ -9,6 +9,7 @@ import gzip
 import json
 import os
 import pty
+import re
 import subprocess
 
 from tests.client.test_ingester import FakeIngest
@@ -92,7 +93,50 @@ def test_progress_line_on_a_terminal(httpserver, tmp_path):
     assert proc.returncode == 0
     terminal = seen.decode()
     assert "\r" in terminal and "events/s" in terminal and "25,000 events read, 25,000 ingested" in terminal
+    # The file's size is known: a bar with the share read, the megabytes and the time left.
+    size = path.stat().st_size / 1e6
+    assert re.search(rf"100% \[#{{24}}\] {size:.1f}/{size:.1f} MB, 25,000 events read, 25,000 ingested, "
+                     r"[\d,]+ events/s, ETA 0:00", terminal), terminal  # fmt: skip
     assert stdout.decode().startswith("ingested 25,000 events into web (0 failed)")
+
+
+def test_progress_from_a_pipe_has_no_percentage(httpserver):
+    serve(httpserver)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [BEACON, "ingest", "-", "--dataset", "web", "--url", httpserver.url_for(""), "--token", "t"],
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+    )
+    os.close(slave)
+    stdout, _ = proc.communicate(b"".join(json.dumps({"n": n}).encode() + b"\n" for n in range(3_000)), timeout=120)
+    terminal = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        terminal += chunk
+    os.close(master)
+    assert proc.returncode == 0
+    assert "3,000 events read, 3,000 ingested" in terminal.decode() and "%" not in terminal.decode()
+    assert stdout.decode().startswith("ingested 3,000 events into web (0 failed)")
+
+
+def test_a_first_batch_refused_prints_no_summary(httpserver, tmp_path):
+    httpserver.expect_request("/v1/ingest/web").respond_with_handler(FakeIngest(fail_batches={0}))
+    path = tmp_path / "events.ndjson"
+    path.write_text("".join(json.dumps({"n": n}) + "\n" for n in range(5)))
+    done = run("ingest", str(path), "--dataset", "web", "--url", httpserver.url_for(""), "--token", "t",
+               BEACON_MAX_RETRIES="0")  # fmt: skip
+    assert done.returncode == 1 and done.stdout == b""  # no "ingested 0 events into web" before the error
+    stderr = done.stderr.decode()
+    assert stderr.startswith("error: a batch of 5 events (lines 1 to 5) was not ingested")
+    assert stderr.rstrip().endswith("; nothing was ingested") and "internal_error" in stderr
 
 
 def test_a_batch_that_fails_names_the_lines_not_sent(httpserver, tmp_path):

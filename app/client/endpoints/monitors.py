@@ -58,8 +58,12 @@ def create_monitor(
     )
 
 
-def list_monitors(*, limit: int | None = None, cursor: str | None = None) -> Call[Page[Monitor]]:
-    return Call("GET", "/v1/monitors", decode(Page[Monitor]), params=query_string(limit=limit, cursor=cursor))
+def list_monitors(
+    *, state: str | None = None, limit: int | None = None, cursor: str | None = None
+) -> Call[Page[Monitor]]:
+    """Newest first; `state` (ok, alerting, no_data, error) keeps the monitors in that state."""
+    params = query_string(state=state, limit=limit, cursor=cursor)
+    return Call("GET", "/v1/monitors", decode(Page[Monitor]), params=params)
 
 
 def get_monitor(monitor_id: str) -> Call[Monitor]:

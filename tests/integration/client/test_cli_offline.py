@@ -45,7 +45,8 @@ def test_a_file_that_is_not_events_sends_nothing(tmp_path):
     done = run("ingest", str(bad), "--dataset", "web", "--url", _closed_url(), "--token", "bcn_x")
     assert done.returncode == 1
     assert "is not a JSON array of events" in done.stderr and "cannot reach" not in done.stderr
-    assert "ingested 0 events" in done.stdout
+    # No "ingested 0 events" summary before the error: the error itself says nothing was ingested.
+    assert done.stdout == "" and done.stderr.rstrip().endswith("; nothing was ingested")
 
 
 def test_a_corrupt_gzip_file_sends_nothing(tmp_path):

@@ -1,0 +1,24 @@
+"""Packaging beyond what pyproject.toml can say: the wheel carries migrations/ and templates/ (top-level folders
+of the repository, beside app/) as app/migrations and app/templates, so that an installed Beacon can migrate and
+render; `app.settings` looks for them in either place. tests/packaging/test_wheel.py installs the wheel."""
+
+from setuptools import find_namespace_packages, setup
+
+packages = find_namespace_packages(include=["app*", "adapters*"])
+# Subfolders of migrations/ and templates/ are listed too: package data of a folder setuptools does not know as a
+# package would be left out (or warned about).
+shipped = {"app.migrations": "migrations", "app.templates": "templates"}
+for target, folder in list(shipped.items()):
+    for sub in find_namespace_packages(where=folder):
+        shipped[f"{target}.{sub}"] = f"{folder}/{sub.replace('.', '/')}"
+
+setup(
+    packages=[*packages, *shipped],
+    package_dir=shipped,
+    package_data={
+        "app.migrations": ["script.py.mako"],
+        "app.ui.static": ["*"],
+        "app.query": ["GRAMMAR.md"],
+        **{name: ["*"] for name in shipped if name.startswith("app.templates")},
+    },
+)
