@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from app.result_warnings import ResultWarning
 from app.schemas import AwareDatetime, RequestBody
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -104,6 +105,14 @@ class MonitorOut(msgspec.Struct, kw_only=True):
     next_evaluation_at: str
     created_at: str
     updated_at: str
+
+
+class MonitorSaved(MonitorOut, kw_only=True):
+    """The answer of a create or an update: the monitor, and what its query names that its dataset has never
+    had (`unknown_field`, with the closest known field), or that the dataset does not exist yet
+    (`unknown_dataset`). Such a monitor is saved, but would see null where it expects a value."""
+
+    warnings: list[ResultWarning] = msgspec.field(default_factory=list)
 
 
 class MonitorEventOut(msgspec.Struct, kw_only=True):

@@ -10,16 +10,18 @@ from __future__ import annotations
 import difflib
 from collections.abc import Collection, Mapping, Sequence
 
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import Principal
 from app.result_warnings import ResultWarning
 
 MAX_WARNINGS = 10
 MAX_KNOWN = 10_000  # names compared for "did you mean": past this, suggestions come from the first ones only
 
 # The field names of a dataset, in one read, for the rare answer that has a field to warn about.
-KNOWN_FIELDS_SQL = (
-    "SELECT f.name FROM dataset_fields f JOIN datasets d ON d.id = f.dataset_id WHERE d.name = $1 "
-    f"ORDER BY f.name LIMIT {MAX_KNOWN}"
-)
+_KNOWN = "SELECT f.name FROM dataset_fields f JOIN datasets d ON d.id = f.dataset_id WHERE d.name = {} "
+KNOWN_FIELDS_SQL = _KNOWN.format("$1") + f"ORDER BY f.name LIMIT {MAX_KNOWN}"  # asyncpg
 
 
 def closest(name: str, known: Sequence[str]) -> str | None:
@@ -55,3 +57,32 @@ def unknown_field_warnings(dataset: str, names: Sequence[str], known: Sequence[s
             )
         )
     return out
+
+
+_PRESENT = text(
+    "SELECT d.id, ARRAY(SELECT f.name FROM dataset_fields f WHERE f.dataset_id = d.id AND f.name = ANY(:names)) "
+    "FROM datasets d WHERE d.name = :dataset"
+)
+_KNOWN_FIELDS = text(_KNOWN.format(":dataset") + f"ORDER BY f.name LIMIT {MAX_KNOWN}")
+_DATASETS = text(f"SELECT name FROM datasets ORDER BY name LIMIT {MAX_KNOWN}")
+
+
+async def stored_query_warnings(
+    session: AsyncSession, who: Principal, dataset: str, used: Mapping[str, int]
+) -> list[ResultWarning]:
+    """Warnings for a query kept to run later (a monitor's): its dataset does not exist yet, or it names fields
+    the dataset has never had. The closest dataset suggested is one the token may use."""
+    found = (await session.execute(_PRESENT, {"names": list(used), "dataset": dataset})).one_or_none()
+    if found is None:
+        names = [n for n in (await session.execute(_DATASETS)).scalars() if who.can_use_dataset(n)]
+        suggestion = closest(dataset, names)
+        hint = f"; did you mean {suggestion!r}?" if suggestion else "."
+        message = f"There is no dataset {dataset!r} yet: the query finds no events until some are ingested{hint}"
+        return [ResultWarning(code="unknown_dataset", message=message, field=dataset, suggestion=suggestion)]
+    unknown = missing(used, found[1])
+    if not unknown:
+        return []
+    known = list(
+        (await session.execute(text(KNOWN_FIELDS_SQL.replace("$1", ":dataset")), {"dataset": dataset})).scalars()
+    )
+    return unknown_field_warnings(dataset, unknown, known)
