@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
 import click
 
-from app.client import Backoff, BeaconAPIError, BeaconConnectionError, Client
+from app.client import Backoff, BeaconAPIError, BeaconConnectionError, Client, ResultWarning
 
 
 def make_client(url: str, token: str | None) -> Client:
@@ -25,6 +25,12 @@ def make_client(url: str, token: str | None) -> Client:
 def fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(1)
+
+
+def warn(warnings: Iterable[ResultWarning]) -> None:
+    """The service's warnings, one `warning:` line each on stderr (stdout stays the result alone)."""
+    for w in warnings:
+        click.echo(f"warning: {w.message}", err=True)
 
 
 def describe(exc: BeaconAPIError) -> str:
