@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
 
 from app.ingest.rows import Failure
@@ -13,7 +15,12 @@ class IngestResult(msgspec.Struct, kw_only=True):
     failures: list[Failure]
     processed_bytes: int  # decompressed bytes read
     blocks_created: int  # COPY blocks (chunks of rows) written by this request
-    # `time_from_arrival`: events without a timestamp were stamped with the arrival time although they carry
-    # a field that looks like their time (`time`, `timestamp`, `@timestamp`, `ts`); `param` names the fix.
-    warnings: list[ResultWarning] = msgspec.field(default_factory=list)
+    warnings: Annotated[
+        list[ResultWarning],
+        msgspec.Meta(
+            description="`time_from_arrival`: events without the timestamp field were stamped with their arrival "
+            "time although they carry a field that looks like their time (`@timestamp`, `timestamp`, `time`, "
+            "`ts`); `field` names it and `param` the parameter to pass (`timestamp-field`)."
+        ),
+    ] = msgspec.field(default_factory=list)
     object: str = "ingest_result"

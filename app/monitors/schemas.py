@@ -112,7 +112,14 @@ class MonitorSaved(MonitorOut, kw_only=True):
     had (`unknown_field`, with the closest known field), or that the dataset does not exist yet
     (`unknown_dataset`). Such a monitor is saved, but would see null where it expects a value."""
 
-    warnings: list[ResultWarning] = msgspec.field(default_factory=list)
+    warnings: Annotated[
+        list[ResultWarning],
+        msgspec.Meta(
+            description="What would keep the monitor from ever seeing data: fields its query names that its "
+            "dataset has never had (`unknown_field`, with the closest known field in `suggestion`), or a dataset "
+            "that does not exist yet (`unknown_dataset`). The monitor is saved all the same."
+        ),
+    ] = msgspec.field(default_factory=list)
 
 
 class MonitorEventOut(msgspec.Struct, kw_only=True):

@@ -42,6 +42,11 @@ class QueryResult(msgspec.Struct, kw_only=True):
     columns: list[ColumnOut]
     rows: list[tuple[Any, ...]]  # encoded as arrays
     status: QueryStatus
-    # Fields the query names that no event of its dataset has ever had (they read as null): `unknown_field`,
-    # with the closest known field in `suggestion`.
-    warnings: list[ResultWarning] = msgspec.field(default_factory=list)
+    warnings: Annotated[
+        list[ResultWarning],
+        msgspec.Meta(
+            description="Fields the query names that no event of its dataset has ever had, so they read as null "
+            "(`unknown_field`, with the closest known field in `suggestion`). Empty when the dataset records no "
+            "fields (events written other than by ingest)."
+        ),
+    ] = msgspec.field(default_factory=list)

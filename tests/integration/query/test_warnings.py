@@ -89,3 +89,16 @@ async def test_a_dataset_without_recorded_fields_is_not_judged(client: Client, a
     await load_events(client.app.state.settings.database_url, "raw", WEB_EVENTS)
     resp = await client.post("/v1/query", json={"apl": "['raw'] | where statuss > 1 | count"}, headers=auth)
     assert resp.json()["warnings"] == []
+
+
+async def test_the_openapi_document_describes_the_warnings(client: Client) -> None:
+    doc = (await client.get("/schema/openapi.json")).json()
+    schemas = doc["components"]["schemas"]
+    code = schemas["ResultWarning"]["properties"]["code"]
+    assert code["enum"] == ["unknown_field", "unknown_dataset", "time_from_arrival"] and code["description"]
+    for answer in ("QueryResult", "IngestResult", "MonitorSaved"):
+        warnings = schemas[answer]["properties"]["warnings"]
+        assert warnings["items"] == {"$ref": "#/components/schemas/ResultWarning"} and warnings["description"]
+    for method, path, status in (("post", "/v1/monitors", "201"), ("patch", "/v1/monitors/{monitor_id}", "200")):
+        content = doc["paths"][path][method]["responses"][status]["content"]["application/json"]
+        assert content["schema"] == {"$ref": "#/components/schemas/MonitorSaved"}
