@@ -64,7 +64,8 @@ _PRESENT = text(
     "FROM datasets d WHERE d.name = :dataset"
 )
 _KNOWN_FIELDS = text(_KNOWN.format(":dataset") + f"ORDER BY f.name LIMIT {MAX_KNOWN}")
-_DATASETS = text(f"SELECT name FROM datasets ORDER BY name LIMIT {MAX_KNOWN}")
+DATASETS_SQL = f"SELECT name FROM datasets ORDER BY name LIMIT {MAX_KNOWN}"  # for "did you mean" of a dataset
+_DATASETS = text(DATASETS_SQL)
 
 
 async def stored_query_warnings(

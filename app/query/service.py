@@ -149,8 +149,12 @@ async def _lookup_beside(pool: asyncpg.Pool, compiled: Compiled) -> Found | None
         return await _lookup(conn, compiled, check_fields=True)
 
 
-def _not_found(compiled: Compiled) -> BeaconError:
-    return BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.")
+async def _not_found(conn: asyncpg.Connection, who: Principal, compiled: Compiled) -> BeaconError:
+    """404 for the dataset, naming the closest one the token may read ("did you mean ...?")."""
+    names = [r[0] for r in await conn.fetch(fieldcheck.DATASETS_SQL) if who.can_use_dataset(r[0])]
+    meant = fieldcheck.closest(compiled.query.dataset, names)
+    hint = f" Did you mean {meant!r}?" if meant else ""
+    return BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.{hint}")
 
 
 def _cut(text: str, size: int = 300) -> str:
@@ -229,7 +233,8 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     finally:
         await _settle(lookup)
     if found is None:
-        raise _not_found(compiled)
+        async with _query_errors(settings), read_connection(pool) as conn:
+            raise await _not_found(conn, who, compiled)
     min_time, max_time = found.min_time, found.max_time
     truncated = len(records) > cap
     columns, rows = table_result(records[:cap], statement.layout)
@@ -259,7 +264,7 @@ async def export_chunks(
         compiled = await _within_dataset_days(conn, compiled)
         found = await _lookup(conn, compiled)
         if found is None:
-            raise _not_found(compiled)
+            raise await _not_found(conn, who, compiled)
         # Events in the order they are stored go out as PostgreSQL's JSON text, unparsed; a sorted result
         # comes as JSONB, so that PostgreSQL does not cast every row it sorts (app/query/compiler.py).
         statement: Statement = compiled.statement(

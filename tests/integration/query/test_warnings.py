@@ -102,3 +102,19 @@ async def test_the_openapi_document_describes_the_warnings(client: Client) -> No
     for method, path, status in (("post", "/v1/monitors", "201"), ("patch", "/v1/monitors/{monitor_id}", "200")):
         content = doc["paths"][path][method]["responses"][status]["content"]["application/json"]
         assert content["schema"] == {"$ref": "#/components/schemas/MonitorSaved"}
+
+
+async def test_an_unknown_dataset_names_the_closest_one_the_token_may_read(
+    client: Client, auth: dict[str, str], make_token: Any
+) -> None:
+    await _ingest(client, auth)  # into 'web'
+    resp = await post_events(client, auth, "web-secret", ndjson([{"a": 1}]))
+    assert resp.status_code == 200
+    for path in ("/v1/query", "/v1/export"):
+        resp = await client.post(path, json={"apl": "['wbe'] | count"}, headers=auth)
+        assert resp.status_code == 404
+        assert resp.json()["error"]["message"] == "No dataset named 'wbe'. Did you mean 'web'?"
+    # A token limited to datasets hears only of its own.
+    limited = {"Authorization": f"Bearer {await make_token(['query'], datasets=['web-secrets'])}"}
+    resp = await client.post("/v1/query", json={"apl": "['web-secrets'] | count"}, headers=limited)
+    assert resp.status_code == 404 and resp.json()["error"]["message"] == "No dataset named 'web-secrets'."
