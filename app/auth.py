@@ -93,14 +93,28 @@ def principal(request: Request[Any, Any, Any]) -> Principal:
     return found
 
 
-def _bearer(scope: Scope) -> str | None:
+_SEND_AS = "Send it as `Authorization: Bearer <token>`."
+
+
+def _bearer(scope: Scope) -> str:
+    """The token of the `Authorization` header; 401 missing_token saying what is wrong with the header (never
+    echoing it: what was sent may be the token itself)."""
     for name, value in scope.get("headers", ()):
         if name == b"authorization":
-            scheme, _, credentials = value.decode("latin-1").strip().partition(" ")
-            if scheme.lower() != "bearer" or not credentials.strip():
-                return None
-            return credentials.strip()
-    return None
+            text = value.decode("latin-1").strip()
+            scheme, _, credentials = text.partition(" ")
+            if not text:
+                break
+            if scheme.lower() == "bearer" and credentials.strip():
+                return credentials.strip()
+            if scheme.lower() == "bearer":
+                message = "The `Authorization` header says Bearer but holds no token."
+            elif not credentials.strip():
+                message = "The `Authorization` header holds no scheme: the word `Bearer` is missing before the token."
+            else:
+                message = "The `Authorization` header uses a scheme other than Bearer."
+            raise BeaconError("missing_token", f"{message} {_SEND_AS}")
+    raise BeaconError("missing_token", f"No API token was provided. {_SEND_AS}")
 
 
 # A token is alive when neither it nor any token of its issuer chain is revoked or expired. The chain is the
@@ -160,13 +174,7 @@ async def _principal(pool: asyncpg.Pool, statement: str, key: bytes) -> Principa
 
 
 def _digest(scope: Scope) -> bytes:
-    text = _bearer(scope)
-    if text is None:
-        raise BeaconError(
-            "missing_token",
-            "No API token was provided. Send it as `Authorization: Bearer <token>`.",
-        )
-    return hash_token(text)
+    return hash_token(_bearer(scope))
 
 
 class _CheckBeside:

@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from app.cli_client.common import make_client, reporting
+from app.cli_client.common import make_client, reporting, warn
 from app.cli_client.common import server_option as _server_option
 from app.cli_client.common import token_option as _token_option
 from app.cli_client.datasets import datasets
@@ -27,10 +27,11 @@ from app.cli_client.notifiers import notifiers
 @click.option("--type", "type_", required=True, help="Kind of marker, e.g. deploy, incident.")
 @click.option("--title", required=True, help="Text shown on hover.")
 @click.option("--dataset", "datasets", multiple=True, required=True, help="Repeat for several datasets.")
-@click.option("--time", "time_", help="RFC 3339 moment (default: now).")
-@click.option("--end-time", help="RFC 3339; draws a span from --time to --end-time.")
+@click.option("--time", "time_", help="RFC 3339 or relative, e.g. now-5m (default: now).")
+@click.option("--end-time", help="RFC 3339 or relative; draws a span from --time to --end-time.")
 @click.option("--url", "link", help="Link opened from the marker (e.g. the CI job or release).")
 @click.option("--description", help="Longer text.")
+@click.option("--strict", is_flag=True, help="Refuse (exit 1, nothing created) when a dataset does not exist.")
 @_server_option("--server")
 @_token_option
 def annotate(
@@ -41,13 +42,21 @@ def annotate(
     end_time: str | None,
     link: str | None,
     description: str | None,
+    strict: bool,
     url: str,
     token: str | None,
 ) -> None:
-    """Mark a deploy (or anything) on datasets' charts; prints the annotation id."""
+    """Mark a deploy (or anything) on datasets' charts; prints the annotation id.
+
+    A dataset that does not exist (yet) gets a warning on stderr; with --strict nothing is created."""
+    from app.cli_client.annotating import check_datasets
+    from app.cli_client.times import absolute
+
+    start, end = absolute(time_, "--time"), absolute(end_time, "--end-time")
     with reporting(url), make_client(url, token) as client:
+        check_datasets(client, datasets, strict=strict)
         ann = client.create_annotation(
-            type_, title, list(datasets), time=time_, end_time=end_time, url=link, description=description
+            type_, title, list(datasets), time=start, end_time=end, url=link, description=description
         )
     click.echo(ann.id)
 
@@ -121,6 +130,7 @@ def query(
     with reporting(url), make_client(url, token) as client:
         result = client.query(text, start_time=start_time, end_time=end_time, take=take)
     click.echo(render_rows(result, fmt), nl=False)
+    warn(result.warnings)
     if result.status.truncated:
         # On stderr for every format, so that a pipe into jq or a CSV file is not taken for the whole answer.
         click.echo(

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 if TYPE_CHECKING:
-    from app.client import BeaconAPIError, Client
+    from app.client import BeaconAPIError, Client, ResultWarning
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,6 +56,12 @@ def make_client(url: str, token: str | None) -> Client:
 def fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(1)
+
+
+def warn(warnings: Iterable[ResultWarning]) -> None:
+    """The service's warnings, one `warning:` line each on stderr (stdout stays the result alone)."""
+    for w in warnings:
+        click.echo(f"warning: {w.message}", err=True)
 
 
 def describe(exc: BeaconAPIError) -> str:

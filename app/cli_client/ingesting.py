@@ -8,11 +8,23 @@ from typing import NoReturn
 
 import click
 
-from app.cli_client.common import describe, fail
+from app.cli_client.common import describe, fail, warn
 from app.cli_client.reading import EventSource, IngestProgress, SourceError
-from app.client import BeaconAPIError, Client, IngestBatchError
+from app.client import BeaconAPIError, Client, IngestBatchError, ResultWarning
 
 SHOW_FAILURES = 10
+
+
+def _as_options(w: ResultWarning, timestamp_field: str | None) -> ResultWarning:
+    """A warning that names a request parameter, told as this command's option (over all batches)."""
+    if w.code == "time_from_arrival" and w.field:
+        message = (
+            f"events without `{timestamp_field or '_time'}` were stamped with their arrival time, but they carry "
+            f"`{w.field}`: pass --timestamp-field {w.field} "
+            "(and --timestamp-format if it is not RFC 3339 or a unix time)"
+        )
+        return ResultWarning(code=w.code, message=message, field=w.field, param="--timestamp-field")
+    return w
 
 
 def run_ingest(
@@ -77,6 +89,7 @@ def run_ingest(
     show(force=True)
     progress.done()
     summary()
+    warn(_as_options(w, timestamp_field) for w in ing.totals.warnings)
     failures = sorted(
         [(b.position, b.error) for b in source.bad]
         + [(positions[f.index], f.error) for f in ing.totals.failures if f.index < len(positions)]

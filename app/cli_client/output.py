@@ -14,6 +14,20 @@ _NUMERIC = {"int", "integer", "long", "real", "float", "double", "decimal", "num
 MAX_CELL = 80
 
 
+SIGNIFICANT = 13  # digits of a real shown in a table: sums and averages of floats carry noise in the last ones
+
+
+def _real(value: float) -> str:
+    """A real as people read it: `49.413842` for 49.413842000000216, `5020686274` for 5020686274.0."""
+    if not (1e-4 <= abs(value) < 1e15):
+        if value == 0:
+            return "0"
+        return str(value) if value != value else f"{value:.{SIGNIFICANT}g}"  # nan
+    whole_digits = len(str(int(abs(value)))) if abs(value) >= 1 else 0
+    text = f"{value:.{max(SIGNIFICANT - whole_digits, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
@@ -27,7 +41,7 @@ def _text(value: Any) -> str:
 
 
 def _cell(value: Any) -> str:
-    text = _text(value).replace("\n", "\\n")
+    text = _real(value) if isinstance(value, float) else _text(value).replace("\n", "\\n")
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 

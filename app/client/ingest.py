@@ -17,7 +17,7 @@ from app.client.batching import Batch, BatchBuilder
 from app.client.call import Call
 from app.client.endpoints import events as endpoints
 from app.client.errors import BeaconClientError, IngestBatchError
-from app.client.models import IngestResult
+from app.client.models import IngestResult, ResultWarning
 
 if TYPE_CHECKING:
     from app.client.aio import AsyncClient  # noqa: F401  (named in the generic bases below)
@@ -41,6 +41,7 @@ class IngestTotals:
     bytes_sent: int = 0  # compressed, as on the wire
     processed_bytes: int = 0  # as the service counted them (decompressed)
     failures: list[EventFailure] = field(default_factory=list)  # the service reports the first 10 per batch
+    warnings: list[ResultWarning] = field(default_factory=list)  # each (code, field) once, as first reported
 
 
 class IngesterOptions(TypedDict, total=False):
@@ -85,9 +86,12 @@ class _Book:
         t.bytes_sent += len(batch.body)
         t.processed_bytes += result.processed_bytes
         t.failures.extend(EventFailure(batch.first_index + f.index, f.error) for f in result.failures)
+        seen = {(w.code, w.field) for w in t.warnings}
+        t.warnings.extend(w for w in result.warnings if (w.code, w.field) not in seen)
 
     def failure(self, batch: Batch, cause: BeaconClientError) -> IngestBatchError:
-        done = replace(self.totals, failures=list(self.totals.failures))  # a snapshot: later batches go on
+        t = self.totals  # a snapshot: later batches go on
+        done = replace(t, failures=list(t.failures), warnings=list(t.warnings))
         return IngestBatchError(events=batch.events, first_index=batch.first_index, cause=cause, totals=done)
 
 

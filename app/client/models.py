@@ -57,6 +57,17 @@ class Field(Resource, kw_only=True):
     first_seen: datetime | None = None
 
 
+class ResultWarning(msgspec.Struct, kw_only=True):
+    """Something accepted that is probably not what was meant (a field the dataset never had, events stamped
+    with their arrival time although they carry a time field): `code`, `message`, and what it is about."""
+
+    code: str
+    message: str
+    field: str | None = None
+    suggestion: str | None = None  # the closest known name
+    param: str | None = None  # the request parameter that would change the outcome
+
+
 class IngestFailure(msgspec.Struct, kw_only=True):
     index: int  # position of the event in the request
     error: str
@@ -69,6 +80,7 @@ class IngestResult(Resource, kw_only=True):
     failures: list[IngestFailure] = msgspec.field(default_factory=list)
     processed_bytes: int = 0
     blocks_created: int = 0
+    warnings: list[ResultWarning] = msgspec.field(default_factory=list)
 
 
 class Column(msgspec.Struct, kw_only=True):
@@ -89,6 +101,7 @@ class QueryResult(Resource, kw_only=True):
     columns: list[Column]
     rows: list[list[Any]]
     status: QueryStatus = msgspec.field(default_factory=QueryStatus)
+    warnings: list[ResultWarning] = msgspec.field(default_factory=list)  # e.g. fields the dataset never had
 
     def records(self) -> list[dict[str, Any]]:
         """The rows as {column name: value} dicts."""
@@ -158,6 +171,7 @@ class Monitor(Resource, kw_only=True):
     next_evaluation_at: datetime | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    warnings: list[ResultWarning] = msgspec.field(default_factory=list)  # in create and update answers only
 
 
 class MonitorEvent(Resource, kw_only=True):

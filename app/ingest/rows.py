@@ -30,6 +30,8 @@ _TOO_MANY_DAYS = "a request may hold events of at most {:,} different days (UTC)
 PLAN_MISSES = 4
 PLANS_PER_REQUEST = 8
 _MISSING: Any = object()
+# Field names that usually hold an event's time, in the order a warning names them.
+TIME_LIKE = ("@timestamp", "timestamp", "time", "ts")
 # What decoding one event's JSON may raise: msgspec's own errors, UnicodeDecodeError for bytes that are not
 # UTF-8 (in a key or a string; msgspec raises it as it is, not as a DecodeError), RecursionError for nesting.
 DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
@@ -73,6 +75,8 @@ class RowBuilder:
         self.failed = 0
         self.failures: list[Failure] = []
         self.shapes: set[Shape] = set()
+        self.stamped = 0  # events stored with their arrival time (no timestamp field)
+        self.stamped_keys: set[tuple[str, ...]] = set()  # their field names, for time_fields_ignored()
         self.rows = 0  # rows in the current chunk
         self.chunk_bytes = 0
         self.days: set[int] = set()  # the UTC days (since 1970) of the request's rows so far
@@ -136,6 +140,9 @@ class RowBuilder:
         size = 0
         last_keys: tuple[str, ...] = ()
         last_types: tuple[type, ...] = ()
+        stamped = 0
+        add_stamped = self.stamped_keys.add
+        last_stamped: tuple[str, ...] = ()
         plan = self._plan
         plans_left = self._plans_left
         misses = self._misses
@@ -206,6 +213,12 @@ class RowBuilder:
                     keys = tuple(event)
                 if raw_time is _MISSING:
                     time_us = arrival
+                    # For time_fields_ignored(); an event that fails below is counted too (rare, and only
+                    # the warning's count is off by it: the service caps it at the events ingested).
+                    stamped += 1
+                    if keys is not last_stamped and keys != last_stamped:
+                        add_stamped(keys)
+                        last_stamped = keys
                 else:
                     try:
                         time_us = read_time(raw_time)
@@ -248,9 +261,16 @@ class RowBuilder:
             self._plans_left = plans_left
             self._misses = misses
             self.planned += planned
+            self.stamped += stamped
             self.index = index
             self.rows += rows
             self.chunk_bytes += size
+
+    def time_fields_ignored(self) -> list[str]:
+        """Fields that look like the event time, in events that were stamped with their arrival time instead
+        (no `_time`, and no `timestamp-field` naming them): most likely a forgotten `timestamp-field`."""
+        seen = set().union(*self.stamped_keys) if self.stamped_keys else set()
+        return [name for name in TIME_LIKE if name in seen and name != self.timestamp_field]
 
     # --- output ------------------------------------------------------------------------------------------
 

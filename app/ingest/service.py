@@ -32,6 +32,7 @@ from app.ingest.rollups import add_counts
 from app.ingest.rows import InvalidEvent, RowBuilder
 from app.ingest.schemas import IngestResult
 from app.ingest.timestamps import TimeReader, datetime_to_us
+from app.result_warnings import ResultWarning
 
 
 @dataclass
@@ -213,4 +214,28 @@ async def ingest(
         failures=builder.failures,
         processed_bytes=body.processed,
         blocks_created=writer.blocks,
+        warnings=_time_warnings(builder, writer.rows),
     )
+
+
+def _time_warnings(builder: RowBuilder, ingested: int) -> list[ResultWarning]:
+    """Events stamped with their arrival time although they carry a field that looks like their time."""
+    names = builder.time_fields_ignored() if ingested else []
+    if not names:
+        return []
+    name = names[0]
+    count = min(builder.stamped, ingested)
+    field = builder.timestamp_field
+    others = ", ".join(f"`{n}`" for n in names[1:])
+    also = f" (they also have {others})" if others else ""
+    return [
+        ResultWarning(
+            code="time_from_arrival",
+            message=f"{count:,} event{'s' if count != 1 else ''} had no `{field}` and "
+            f"{'were' if count != 1 else 'was'} stamped with the arrival time, but carry `{name}`{also}: "
+            f"pass `timestamp-field={name}` (and `timestamp-format` if it is not RFC 3339 or a unix time) "
+            "to take the event time from it.",
+            field=name,
+            param="timestamp-field",
+        )
+    ]

@@ -14,6 +14,7 @@ from app.monitors.schemas import (
     MonitorCreate,
     MonitorEventOut,
     MonitorOut,
+    MonitorSaved,
     MonitorUpdate,
 )
 from app.monitors.tick import delivery_wake
@@ -28,7 +29,7 @@ class MonitorController(Controller):
     tags = ["monitors"]
 
     @post("/", status_code=201, opt=WRITE)
-    async def create(self, request: Request[Any, Any, Any], db: AsyncSession, data: MonitorCreate) -> MonitorOut:
+    async def create(self, request: Request[Any, Any, Any], db: AsyncSession, data: MonitorCreate) -> MonitorSaved:
         return await service.create_monitor(db, principal(request), data)
 
     @get("/", opt=READ)
@@ -50,7 +51,7 @@ class MonitorController(Controller):
     @patch("/{monitor_id:str}", opt=WRITE)
     async def update(
         self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str, data: MonitorUpdate
-    ) -> MonitorOut:
+    ) -> MonitorSaved:
         base_url = request.app.state.settings.base_url
         return await service.update_monitor(db, principal(request), monitor_id, data, base_url=base_url)
 

@@ -76,7 +76,7 @@ def shape_of(compiled: Compiled) -> Shape:
     return Shape(by, names[by], groups, tuple(names[i] for i in groups))
 
 
-def check(type_: str, apl: str, *, now: datetime, range_seconds: int, notify_by_group: bool) -> ast.Query:
+def check(type_: str, apl: str, *, now: datetime, range_seconds: int, notify_by_group: bool) -> Compiled:
     """Validate a monitor's query at creation (or update): 400 `invalid_query` with line and column."""
     try:
         query = parsed(apl)
@@ -107,7 +107,7 @@ def check(type_: str, apl: str, *, now: datetime, range_seconds: int, notify_by_
                 "`notify_by_group` needs a query that summarizes `by` at least one column other than a time bin.",
                 param="notify_by_group",
             )
-    return query
+    return compiled
 
 
 def threshold_query(apl: str, *, now: datetime, start: datetime, end: datetime) -> tuple[Compiled, Shape]:

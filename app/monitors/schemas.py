@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from app.result_warnings import ResultWarning
 from app.schemas import AwareDatetime, RequestBody
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -108,6 +109,21 @@ class MonitorOut(msgspec.Struct, kw_only=True):
     next_evaluation_at: str
     created_at: str
     updated_at: str
+
+
+class MonitorSaved(MonitorOut, kw_only=True):
+    """The answer of a create or an update: the monitor, and what its query names that its dataset has never
+    had (`unknown_field`, with the closest known field), or that the dataset does not exist yet
+    (`unknown_dataset`). Such a monitor is saved, but would see null where it expects a value."""
+
+    warnings: Annotated[
+        list[ResultWarning],
+        msgspec.Meta(
+            description="What would keep the monitor from ever seeing data: fields its query names that its "
+            "dataset has never had (`unknown_field`, with the closest known field in `suggestion`), or a dataset "
+            "that does not exist yet (`unknown_dataset`). The monitor is saved all the same."
+        ),
+    ] = msgspec.field(default_factory=list)
 
 
 class MonitorEventOut(msgspec.Struct, kw_only=True):

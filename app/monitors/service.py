@@ -32,11 +32,14 @@ from app.monitors.schemas import (
     MonitorCreate,
     MonitorEventOut,
     MonitorOut,
+    MonitorSaved,
     MonitorUpdate,
     TriggerAfter,
     TriggerAfterOut,
 )
 from app.pagination import CursorCodec, ListEnvelope, paginate
+from app.query import fieldcheck
+from app.query.compiler import Compiled
 from app.request_ids import new_id
 from app.timefmt import iso_ms, iso_ms_or_none, utcnow
 from app.timeparams import to_ms
@@ -67,8 +70,8 @@ class Definition:
     labels: dict[str, str]
 
 
-def _check(d: Definition, who: Principal, now: datetime) -> str:
-    """Raise the first problem with `d` as a 400 naming the field; return the dataset the query reads."""
+def _check(d: Definition, who: Principal, now: datetime) -> Compiled:
+    """Raise the first problem with `d` as a 400 naming the field; return the query (with its dataset)."""
     if d.type == "threshold":
         for name in ("operator", "threshold"):
             if getattr(d, name) is None:
@@ -96,10 +99,10 @@ def _check(d: Definition, who: Principal, now: datetime) -> str:
         raise BeaconError(
             "invalid_field", "`trigger_after.m` must not be greater than `trigger_after.n`.", param="trigger_after.m"
         )
-    query = queries.check(d.type, d.apl, now=now, range_seconds=d.range_seconds, notify_by_group=d.notify_by_group)
+    compiled = queries.check(d.type, d.apl, now=now, range_seconds=d.range_seconds, notify_by_group=d.notify_by_group)
     # A monitor reads its dataset on the token holder's behalf: a dataset-limited token may not watch others.
-    who.require_dataset(query.dataset)
-    return query.dataset
+    who.require_dataset(compiled.query.dataset)
+    return compiled
 
 
 async def _check_notifiers(session: AsyncSession, ids: Sequence[str]) -> list[str]:
@@ -227,10 +230,17 @@ def _assign(monitor: Monitor, d: Definition, dataset: str) -> None:
     monitor.labels = d.labels
 
 
-async def create_monitor(session: AsyncSession, who: Principal, data: MonitorCreate) -> MonitorOut:
+async def _saved(session: AsyncSession, who: Principal, out: MonitorOut, compiled: Compiled) -> MonitorSaved:
+    """The monitor as created or changed, with what its query names that its dataset has never had."""
+    warnings = await fieldcheck.stored_query_warnings(session, who, compiled.query.dataset, compiled.fields)
+    return MonitorSaved(**msgspec.structs.asdict(out), warnings=warnings)
+
+
+async def create_monitor(session: AsyncSession, who: Principal, data: MonitorCreate) -> MonitorSaved:
     now = utcnow()
     d = _definition(data)
-    dataset = _check(d, who, now)
+    compiled = _check(d, who, now)
+    dataset = compiled.query.dataset
     notifier_ids = await _check_notifiers(session, data.notifier_ids)
     spread = min(d.interval_seconds, FIRST_RUN_SPREAD_SECONDS)
     monitor = Monitor(
@@ -251,7 +261,7 @@ async def create_monitor(session: AsyncSession, who: Principal, data: MonitorCre
     await session.flush()  # the monitor row before its routes (foreign key)
     _set_routes(session, monitor.id, notifier_ids)
     await _commit_routes(session)
-    return to_out(monitor, notifier_ids)
+    return await _saved(session, who, to_out(monitor, notifier_ids), compiled)
 
 
 async def get_monitor(session: AsyncSession, who: Principal, monitor_id: str, *, for_update: bool = False) -> Monitor:
@@ -297,7 +307,7 @@ async def list_monitors(
 
 async def update_monitor(
     session: AsyncSession, who: Principal, monitor_id: str, data: MonitorUpdate, *, base_url: str
-) -> MonitorOut:
+) -> MonitorSaved:
     monitor = await get_monitor(session, who, monitor_id, for_update=True)
     if data.type is not UNSET and data.type != monitor.type:
         raise BeaconError(
@@ -331,8 +341,8 @@ async def update_monitor(
     if changes.get("disabled_until") is not None:
         changes["disabled_until"] = to_ms(changes["disabled_until"])
     d = Definition(**{**current.__dict__, **changes})
-    dataset = _check(d, who, now)
-    _assign(monitor, d, dataset)
+    compiled = _check(d, who, now)
+    _assign(monitor, d, compiled.query.dataset)
     monitor.series = msgspec.to_builtins(runner.series_of(monitor))  # M of N changed: keep the last N
     # A shorter interval takes effect now, not after the longer one has run out.
     monitor.next_evaluation_at = min(monitor.next_evaluation_at, now + timedelta(seconds=monitor.interval_seconds))
@@ -351,7 +361,7 @@ async def update_monitor(
         )
         await alerting.refresh(session, monitor, now, link=runner.link_for(base_url, monitor.id), direct=direct)
     await _commit_routes(session)
-    return await render(session, monitor)
+    return await _saved(session, who, await render(session, monitor), compiled)
 
 
 async def delete_monitor(session: AsyncSession, who: Principal, monitor_id: str) -> None:

@@ -20,6 +20,7 @@ from app.db.engine import driver_connection
 from app.db.notifier import Notifier
 from app.errors import BeaconError, not_found
 from app.notifiers.schemas import NotifierCreate, NotifierOut, NotifierUpdate, NotifierWithSecret
+from app.notifiers.type_names import meant_type
 from app.pagination import CursorCodec, ListEnvelope, paginate
 from app.request_ids import new_id
 from app.routing import config as routing_config
@@ -93,9 +94,12 @@ def adapter_for(env: NotifierEnv, type_: str) -> type[Adapter[Any]]:
     try:
         return env.registry[type_]
     except KeyError:
+        types = env.registry.types()
+        meant = meant_type(type_, types)
+        hint = f" Did you mean {meant!r}, {env.registry[meant].description}?" if meant else ""
         raise BeaconError(
             "invalid_field",
-            f"Unknown notifier type {type_!r}; the types are {', '.join(env.registry.types())}.",
+            f"Unknown notifier type {type_!r}.{hint} The types are {', '.join(types)}.",
             param="type",
         ) from None
 

@@ -65,6 +65,11 @@ class Compiled:
         self.rel = rel
 
     @property
+    def fields(self) -> dict[str, int]:
+        """The event fields the query names (not its computed columns), each with its first position."""
+        return self.planner.fields
+
+    @property
     def query_limit(self) -> int | None:
         """The row limit the query itself ends with (`take`, `limit`, `top`), if any."""
         return self.rel.limit

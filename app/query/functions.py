@@ -281,6 +281,12 @@ def _aggregation(node: ast.Call, ctx: Ctx) -> Typed:
         return Typed(f"{name}({n.sql})", n.type, agg=True)
     if x.type is T.TIMESPAN:  # sum / avg of durations
         return Typed(f"{name}({x.sql})", T.TIMESPAN, agg=True)
+    if name == "sum" and x.type is T.DYNAMIC:
+        # JSON numbers are summed as PostgreSQL's numeric (how jsonb holds them): exact, and whole when every
+        # value is whole (200 + 300 is 500, not 500.0). The sum is a JSON number, so the result reports it
+        # as `long` or `real` by its values.
+        value = f"(CASE WHEN jsonb_typeof({x.sql}) = 'number' THEN ({x.sql})::numeric END)"
+        return Typed(f"to_jsonb(sum({value}))", T.DYNAMIC, agg=True)
     n = number(x, pos, f"{name}()")
     if name == "sum":
         if n.type in INTEGRAL:

@@ -72,6 +72,9 @@ class Planner:
         self.params = params
         self.now = now
         self.aliases = _Aliases()
+        # Event fields the query names (name -> position of its first mention): app/query/fieldcheck.py
+        # warns about those its dataset has never had.
+        self.fields: dict[str, int] = {}
 
     # ---- scope ----------------------------------------------------------------------------------------
 
@@ -85,6 +88,7 @@ class Planner:
                     raise QueryError(f"'{name}' was removed by project-away", pos)
                 if name in rel.cols:
                     return rel.cols[name]
+                self.fields.setdefault(name, pos)
                 key = self.params.add(name, "text")
                 return Typed(f"({rel.data} -> {key})", T.DYNAMIC, field=name, key=key, data=rel.data)
             if name in rel.cols:
@@ -207,6 +211,8 @@ class Planner:
             for f in op.names:
                 if f.name in rel.extended:
                     del cols[f.name]
+                elif f.name not in cols:
+                    self.fields.setdefault(f.name, f.pos)
             return replace(rel, cols=cols, extended=extended, hidden=rel.hidden | {f.name for f in op.names})
         for f in op.names:
             if f.name not in cols:

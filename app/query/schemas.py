@@ -4,6 +4,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from app.result_warnings import ResultWarning
 from app.schemas import RequestBody
 
 Apl = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000)]
@@ -41,3 +42,11 @@ class QueryResult(msgspec.Struct, kw_only=True):
     columns: list[ColumnOut]
     rows: list[tuple[Any, ...]]  # encoded as arrays
     status: QueryStatus
+    warnings: Annotated[
+        list[ResultWarning],
+        msgspec.Meta(
+            description="Fields the query names that no event of its dataset has ever had, so they read as null "
+            "(`unknown_field`, with the closest known field in `suggestion`). Empty when the dataset records no "
+            "fields (events written other than by ingest)."
+        ),
+    ] = msgspec.field(default_factory=list)

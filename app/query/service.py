@@ -25,7 +25,7 @@ from app.auth import Principal
 from app.datasets.names import is_dataset_name
 from app.db.reads import read_connection
 from app.errors import BeaconError
-from app.query import ast
+from app.query import ast, fieldcheck
 from app.query.compiler import Compiled, Statement
 from app.query.errors import QueryError, to_beacon_error
 from app.query.parser import parse
@@ -33,6 +33,7 @@ from app.query.render import ndjson_encoder, render_time, table_result
 from app.query.rollup import rollup_statement
 from app.query.schemas import ColumnOut, ExportRequest, QueryRequest, QueryResult, QueryStatus
 from app.query.timerange import time_range
+from app.result_warnings import ResultWarning
 from app.settings import Settings
 from app.timefmt import utcnow
 
@@ -103,33 +104,58 @@ async def _within_dataset_days(db: asyncpg.Pool | asyncpg.Connection, compiled: 
     return Compiled(compiled.query, now=compiled.planner.now, start=start, end=end)
 
 
-Found = tuple[int, datetime | None, datetime | None]  # dataset id, earliest and latest event time
+@dataclass(frozen=True)
+class Found:
+    dataset_id: int
+    min_time: datetime | None  # earliest and latest event time in the queried range
+    max_time: datetime | None
+    warnings: list[ResultWarning]  # fields the query names that the dataset has never had
 
 
-async def _lookup(conn: asyncpg.Connection, compiled: Compiled) -> Found | None:
+async def _lookup(conn: asyncpg.Connection, compiled: Compiled, *, check_fields: bool = False) -> Found | None:
     """The dataset's id, and the earliest and latest event time in the queried range (two short index scans
-    in the pruned partitions), in one round trip; None when there is no such dataset."""
+    in the pruned partitions), in one round trip; None when there is no such dataset. `check_fields`: which of
+    the fields the query names the dataset has had too (one index probe each), and, only when one is missing,
+    every field name it has (a second read) to suggest the closest."""
+    used = compiled.fields if check_fields else {}
     lower = "AND e.time >= $3" if compiled.start is not None else ""
-    sql = (
-        "SELECT d.id,"
-        f" (SELECT min(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower}),"
-        f" (SELECT max(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower})"
-        " FROM datasets d WHERE d.name = $1"
-    )
     args: list[Any] = [compiled.query.dataset, compiled.end]
     if compiled.start is not None:
         args.append(compiled.start)
+    present = "NULL"
+    if used:
+        args.append(list(used))
+        names = f"${len(args)}::text[]"
+        present = f"ARRAY(SELECT f.name FROM dataset_fields f WHERE f.dataset_id = d.id AND f.name = ANY({names}))"
+    sql = (
+        "SELECT d.id,"
+        f" (SELECT min(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower}),"
+        f" (SELECT max(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower}),"
+        f" {present}"
+        " FROM datasets d WHERE d.name = $1"
+    )
     found = await conn.fetchrow(sql, *args)
-    return None if found is None else (int(found[0]), found[1], found[2])
+    if found is None:
+        return None
+    warnings: list[ResultWarning] = []
+    unknown = fieldcheck.missing(used, found[3] or ())
+    if unknown:
+        known = [r[0] for r in await conn.fetch(fieldcheck.KNOWN_FIELDS_SQL, compiled.query.dataset)]
+        warnings = fieldcheck.unknown_field_warnings(compiled.query.dataset, unknown, known)
+    return Found(int(found[0]), found[1], found[2], warnings)
 
 
 async def _lookup_beside(pool: asyncpg.Pool, compiled: Compiled) -> Found | None:
     async with read_connection(pool) as conn:
-        return await _lookup(conn, compiled)
+        return await _lookup(conn, compiled, check_fields=True)
 
 
-def _not_found(compiled: Compiled) -> BeaconError:
-    return BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.")
+async def _not_found(conn: asyncpg.Connection, who: Principal, compiled: Compiled) -> BeaconError:
+    """404 for the dataset, naming the closest one the token may read ("did you mean ...?")."""
+    names = [r[0] for r in await conn.fetch(fieldcheck.DATASETS_SQL) if who.can_use_dataset(r[0])]
+    meant = fieldcheck.closest(compiled.query.dataset, names)
+    hint = f" Did you mean {meant!r}?" if meant else ""
+    return BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.{hint}")
 
 
 def _cut(text: str, size: int = 300) -> str:
@@ -210,8 +236,9 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     finally:
         await _settle(lookup)
     if found is None:
-        raise _not_found(compiled)
-    _, min_time, max_time = found
+        async with _query_errors(settings), read_connection(pool) as conn:
+            raise await _not_found(conn, who, compiled)
+    min_time, max_time = found.min_time, found.max_time
     truncated = len(records) > cap
     columns, rows = table_result(records[:cap], statement.layout)
     return QueryResult(
@@ -225,6 +252,7 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
             min_time=None if min_time is None else render_time(min_time),
             max_time=None if max_time is None else render_time(max_time),
         ),
+        warnings=found.warnings,
     )
 
 
@@ -239,11 +267,11 @@ async def export_chunks(
         compiled = await _within_dataset_days(conn, compiled)
         found = await _lookup(conn, compiled)
         if found is None:
-            raise _not_found(compiled)
+            raise await _not_found(conn, who, compiled)
         # Events in the order they are stored go out as PostgreSQL's JSON text, unparsed; a sorted result
         # comes as JSONB, so that PostgreSQL does not cast every row it sorts (app/query/compiler.py).
         statement: Statement = compiled.statement(
-            found[0], limit=None, newest_first=False, json_text=not compiled.sorts
+            found.dataset_id, limit=None, newest_first=False, json_text=not compiled.sorts
         )
         encode = ndjson_encoder(statement.layout)
         cursor = await conn.cursor(statement.sql, *statement.args)

@@ -9,6 +9,9 @@ REQUEST = re.compile(r"\[status (\d+), request (req_[0-9a-f]+)\]")
 
 
 def test_one_line_in_a_ci_job(served):
+    with served.client() as beacon:  # the datasets exist: nothing to warn about (test_cli_warnings.py)
+        for name in ("web", "api"):
+            beacon.ingest(name, [{"a": 1}])
     done = served.beacon(
         "annotate", "--type", "deploy", "--title", "v1.2.3", "--dataset", "web", "--dataset", "api",
         "--url", "https://ci.example.com/jobs/42", "--time", "2026-11-21T08:00:00Z",

@@ -18,6 +18,23 @@ async def test_empty_or_other_scheme_is_missing_token(client, admin_token):
         assert_error(r, 401, "missing_token")
 
 
+async def test_the_message_says_what_is_wrong_with_the_header(client, admin_token):
+    """Issue 18: `Authorization: <token>` said "No API token was provided"; it says the scheme is missing."""
+    cases = {
+        admin_token: "holds no scheme: the word `Bearer` is missing before the token",
+        f"Basic {admin_token}": "uses a scheme other than Bearer",
+        f"Token {admin_token}": "uses a scheme other than Bearer",
+        "Bearer   ": "says Bearer but holds no token",
+    }
+    for value, expected in cases.items():
+        err = assert_error(await client.get("/v1/tokens", headers={"Authorization": value}), 401, "missing_token")
+        assert expected in err["message"]
+        assert err["message"].endswith("Send it as `Authorization: Bearer <token>`.")
+        assert admin_token not in err["message"]  # what was sent is never echoed
+    err = assert_error(await client.get("/v1/tokens"), 401, "missing_token")
+    assert err["message"] == "No API token was provided. Send it as `Authorization: Bearer <token>`."
+
+
 async def test_scheme_is_case_insensitive(client, admin_token):
     r = await client.get("/v1/tokens", headers={"Authorization": f"bearer {admin_token}"})
     assert r.status_code == 200

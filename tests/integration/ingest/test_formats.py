@@ -33,6 +33,7 @@ async def test_each_format_and_encoding(client, auth, db, content_type, gzip):
         "failures": [],
         "processed_bytes": len(body),
         "blocks_created": 1,
+        "warnings": [],
     }
     rows = await stored(db, "web-logs")
     assert [r["time"] for r in rows] == [T1_DT, datetime(2026, 11, 21, 8, 15, 31, tzinfo=UTC)]

@@ -50,6 +50,8 @@ async def test_create_get_defaults_and_representation(h):
     first_run = datetime.fromisoformat(m["next_evaluation_at"])
     assert created <= first_run <= created + timedelta(seconds=60)  # spread over the first interval
     assert m["updated_at"] == m["created_at"] and m["created_at"].endswith("Z")
+    # The create answer adds `warnings` (here: nothing was ingested into 'web' yet); the monitor is the same.
+    assert [w["code"] for w in m.pop("warnings")] == ["unknown_dataset"]
     got = await h.client.get(f"/v1/monitors/{m['id']}", headers=h.auth)
     assert got.status_code == 200 and got.json() == m
 
@@ -177,6 +179,7 @@ async def test_patch_is_partial_and_checked_as_a_whole(h):
     assert_error(bad, 400, "invalid_field", param="notifier_ids")
     bad = await h.client.patch(f"/v1/monitors/{m['id']}", headers=h.auth, json={"trigger_after": {"m": 6, "n": 5}})
     assert_error(bad, 400, "invalid_field", param="trigger_after.m")
+    assert [w["code"] for w in got.pop("warnings")] == ["unknown_dataset"]  # only the patch answer has them
     assert (await h.get(m["id"])) == got
     # A shorter interval applies at once.
     r = await h.client.patch(

@@ -68,6 +68,34 @@ async def test_types_come_from_the_registry(client, auth):
         assert t in err["message"]
 
 
+MEANT = {
+    "slack": "'chat_a', Chat service A (Slack-style incoming webhook)?",
+    "Mattermost": "'chat_a'",
+    "discord": "'chat_b', Chat service B (Discord-style webhook)?",
+    "teams": "'chat_c', Chat service C (Teams Workflows-style webhook)?",
+    "MS Teams": "'chat_c'",
+    "pagerduty": "'incident_a', Incident paging A (PagerDuty-style Events API v2)?",
+    "PagerDuty": "'incident_a'",
+    "opsgenie": "'incident_b', Incident paging B (Opsgenie-style alerts API)?",
+    "smtp": "'email'",
+    "http": "'webhook'",
+    "chat-a": "'chat_a'",
+    "webhok": "'webhook'",
+    "incidnt_a": "'incident_a'",
+}
+
+
+async def test_unknown_types_name_the_type_meant(client, auth, db):
+    """Issue 18: the types are named by role; `type: "slack"` is answered with the type that speaks to it."""
+    for given, meant in MEANT.items():
+        r = await client.post("/v1/notifiers", headers=auth, json={"name": "n", "type": given, "config": {}})
+        err = assert_error(r, 400, "invalid_field", param="type")
+        assert f"Unknown notifier type {given!r}. Did you mean {meant}" in err["message"], err["message"]
+        assert "The types are chat_a, " in err["message"]
+    r = await client.post("/v1/notifiers", headers=auth, json={"name": "n", "type": "carrier_pigeon", "config": {}})
+    assert "Did you mean" not in r.json()["error"]["message"]
+
+
 CREATE_ERRORS = [
     ({"type": "chat_a", "config": VALID["chat_a"]}, "missing_field", "name"),
     ({"name": "n", "config": VALID["chat_a"]}, "missing_field", "type"),

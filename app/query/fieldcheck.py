@@ -1,0 +1,89 @@
+"""Warnings for event fields a query names but its dataset has never had (`where statuss >= 500`).
+
+Such a field reads as null in every event, so the query answers 0 or nothing, silently, and a monitor built
+on it never fires. The dataset's known fields are those ingest recorded (`dataset_fields`); a dataset with
+none recorded (rows written other than by ingest) is not judged.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Mapping, Sequence
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import Principal
+from app.result_warnings import ResultWarning
+
+MAX_WARNINGS = 10
+MAX_KNOWN = 10_000  # names compared for "did you mean": past this, suggestions come from the first ones only
+
+# The field names of a dataset, in one read, for the rare answer that has a field to warn about.
+_KNOWN = "SELECT f.name FROM dataset_fields f JOIN datasets d ON d.id = f.dataset_id WHERE d.name = {} "
+KNOWN_FIELDS_SQL = _KNOWN.format("$1") + f"ORDER BY f.name LIMIT {MAX_KNOWN}"  # asyncpg
+
+
+def closest(name: str, known: Sequence[str]) -> str | None:
+    """The known name `name` most likely meant: the same but for case, else the closest by difflib."""
+    lowered = name.lower()
+    for candidate in known:
+        if candidate.lower() == lowered:
+            return candidate
+    found = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def missing(used: Mapping[str, int], present: Collection[str]) -> list[str]:
+    """The fields of `used` (name -> position of its first mention) not in `present`, in the query's order."""
+    return sorted((name for name in used if name not in present), key=used.__getitem__)
+
+
+def unknown_field_warnings(dataset: str, names: Sequence[str], known: Sequence[str]) -> list[ResultWarning]:
+    """One warning per name (at most MAX_WARNINGS); none when the dataset has no recorded fields."""
+    if not known:
+        return []
+    out = []
+    for name in names[:MAX_WARNINGS]:
+        suggestion = closest(name, known)
+        hint = f"; did you mean `{suggestion}`?" if suggestion else "."
+        out.append(
+            ResultWarning(
+                code="unknown_field",
+                message=f"No event of dataset {dataset!r} has ever had a field `{name}`: it reads as null in "
+                f"every event{hint}",
+                field=name,
+                suggestion=suggestion,
+            )
+        )
+    return out
+
+
+_PRESENT = text(
+    "SELECT d.id, ARRAY(SELECT f.name FROM dataset_fields f WHERE f.dataset_id = d.id AND f.name = ANY(:names)) "
+    "FROM datasets d WHERE d.name = :dataset"
+)
+_KNOWN_FIELDS = text(_KNOWN.format(":dataset") + f"ORDER BY f.name LIMIT {MAX_KNOWN}")
+DATASETS_SQL = f"SELECT name FROM datasets ORDER BY name LIMIT {MAX_KNOWN}"  # for "did you mean" of a dataset
+_DATASETS = text(DATASETS_SQL)
+
+
+async def stored_query_warnings(
+    session: AsyncSession, who: Principal, dataset: str, used: Mapping[str, int]
+) -> list[ResultWarning]:
+    """Warnings for a query kept to run later (a monitor's): its dataset does not exist yet, or it names fields
+    the dataset has never had. The closest dataset suggested is one the token may use."""
+    found = (await session.execute(_PRESENT, {"names": list(used), "dataset": dataset})).one_or_none()
+    if found is None:
+        names = [n for n in (await session.execute(_DATASETS)).scalars() if who.can_use_dataset(n)]
+        suggestion = closest(dataset, names)
+        hint = f"; did you mean {suggestion!r}?" if suggestion else "."
+        message = f"There is no dataset {dataset!r} yet: the query finds no events until some are ingested{hint}"
+        return [ResultWarning(code="unknown_dataset", message=message, field=dataset, suggestion=suggestion)]
+    unknown = missing(used, found[1])
+    if not unknown:
+        return []
+    known = list(
+        (await session.execute(text(KNOWN_FIELDS_SQL.replace("$1", ":dataset")), {"dataset": dataset})).scalars()
+    )
+    return unknown_field_warnings(dataset, unknown, known)
