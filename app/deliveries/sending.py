@@ -161,6 +161,34 @@ async def send_once(adapter: Adapter[Any], event: Event) -> DeliveryResult:
         return DeliveryResult(ok=False, retryable=True, detail=f"internal error: {detail}")
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What an attempt makes of a delivery: its new status, error and next try (None: it is over)."""
+
+    status: str
+    error: str | None
+    next_attempt_at: datetime | None
+
+
+def outcome_of(env: DeliveryEnv, attempts: int, max_attempts: int, result: DeliveryResult, now: datetime) -> Outcome:
+    """`attempts` counts this attempt."""
+    if result.ok:
+        return Outcome("succeeded", None, None)
+    detail = result.detail or "failed"
+    if result.retryable and attempts < max_attempts:
+        settings = env.settings
+        delay = retry_delay(
+            attempts,
+            result.retry_after,
+            base=settings.delivery_backoff_seconds,
+            cap=settings.delivery_backoff_max_seconds,
+        )
+        return Outcome("retrying", detail[:ERROR_LIMIT], now + timedelta(seconds=delay))
+    if result.retryable:
+        detail = f"gave up after {attempts} attempts: {detail}"
+    return Outcome("failed", detail[:ERROR_LIMIT], None)
+
+
 def record(
     session: AsyncSession,
     env: DeliveryEnv,
@@ -186,21 +214,6 @@ def record(
             error=None if result.ok else (result.detail or "failed")[:ERROR_LIMIT],
         )
     )
-    if result.ok:
-        _finish(delivery, "succeeded", None, now)
-    elif result.retryable and delivery.attempts < delivery.max_attempts:
-        delay = retry_delay(
-            delivery.attempts,
-            result.retry_after,
-            base=env.settings.delivery_backoff_seconds,
-            cap=env.settings.delivery_backoff_max_seconds,
-        )
-        delivery.status = "retrying"
-        delivery.error = (result.detail or "failed")[:ERROR_LIMIT]
-        delivery.next_attempt_at = now + timedelta(seconds=delay)
-        delivery.updated_at = now
-    else:
-        reason = result.detail or "failed"
-        if result.retryable:
-            reason = f"gave up after {delivery.attempts} attempts: {reason}"
-        _finish(delivery, "failed", reason, now)
+    done = outcome_of(env, delivery.attempts, delivery.max_attempts, result, now)
+    delivery.status, delivery.error, delivery.next_attempt_at = done.status, done.error, done.next_attempt_at
+    delivery.updated_at = now

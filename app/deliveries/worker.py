@@ -23,20 +23,23 @@ import asyncio
 import logging
 import secrets
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import exists, func, select
+import msgspec
+from sqlalchemy import exists, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from adapters.base import DeliveryResult
+from adapters.base import AdapterContext, DeliveryResult, Event
 from adapters.http import HttpSender
 from app.db.delivery import Delivery
-from app.db.engine import make_engine, make_sessionmaker
+from app.db.engine import driver_connection, make_engine, make_sessionmaker
 from app.db.notifier import Notifier
 from app.deliveries import streams
-from app.deliveries.sending import DeliveryEnv, Plan, prepare, record, send_once
+from app.deliveries.sending import ERROR_LIMIT, DeliveryEnv, Plan, outcome_of, prepare, send_once
+from app.notifiers import service as notifiers
 from app.notifiers.service import build_notifier_env
 from app.settings import Settings
 from app.timefmt import utcnow
@@ -52,17 +55,87 @@ class Claimed:
     delivery_id: str
     notifier_id: str
     token: str
+    lease_until: datetime
+    attempts: int  # before this one
+    max_attempts: int
     plan: Plan
 
 
+# When a recorded delivery is due again (a retry; None: it is over), and whether its stream has a next message.
+Recorded = tuple[datetime | None, bool]
+
+
+@dataclass
+class Sent:
+    claimed: Claimed
+    result: DeliveryResult
+    started: datetime
+    duration_ms: int
+    # Resolved once recorded: when the delivery is due again (a retry), else None.
+    recorded: asyncio.Future[Recorded]
+
+
+class Lease(NamedTuple):
+    """A row the claim leased (CLAIM_DUE's columns)."""
+
+    id: str
+    notifier_id: str
+    kind: str
+    event: Any
+    attempts: int
+    max_attempts: int
+    claimed_until: datetime
+    deferred: bool
+
+
+# Lease the due stream heads (no earlier message of the stream open), oldest due first, skipping the rows other
+# processes hold and the destinations whose share of this process is queued already.
+CLAIM_DUE = """
+WITH picked AS (
+    SELECT d.id FROM deliveries d
+    WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+      AND (d.claimed_until IS NULL OR d.claimed_until < now())
+      AND d.notifier_id <> ALL($1::text[])
+      AND (d.stream IS NULL OR NOT EXISTS (
+          SELECT 1 FROM deliveries e
+          WHERE e.stream = d.stream AND e.seq < d.seq AND e.status IN ('pending', 'retrying', 'deferred')))
+    ORDER BY d.next_attempt_at
+    LIMIT $2
+    FOR UPDATE OF d SKIP LOCKED
+)
+UPDATE deliveries d SET claimed_until = now() + make_interval(secs => $3), claim_token = $4
+FROM picked WHERE d.id = picked.id
+RETURNING d.id, d.notifier_id, d.kind, d.event, d.attempts, d.max_attempts, d.claimed_until, false AS deferred
+"""
+NOTIFIERS = "SELECT id, type, config_sealed, disabled_until FROM notifiers WHERE id = ANY($1::text[])"
+# Each outcome, only where the lease is still ours.
+RECORD = """
+UPDATE deliveries d
+SET status = v.status, attempts = v.attempts, last_attempt_at = v.started, response_status = v.response_status,
+    error = v.error, next_attempt_at = v.next_at, updated_at = now(), claimed_until = NULL, claim_token = NULL
+FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[],
+            $8::timestamptz[]) AS v(id, token, status, attempts, started, response_status, error, next_at)
+WHERE d.id = v.id AND d.claim_token = v.token
+RETURNING d.id, EXISTS (
+    SELECT 1 FROM deliveries e
+    WHERE e.stream = d.stream AND e.seq > d.seq AND e.status IN ('pending', 'retrying', 'deferred')) AS has_next
+"""
+ATTEMPTS = """
+INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, ok, retryable, response_status, error)
+SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::bool[], $6::bool[], $7::int[],
+                     $8::text[])
+"""
+
+
 class Dispatcher:
-    """One per process: the sends in flight and what bounds them."""
+    """One per process: the sends in flight, the claimed rows waiting for a slot, the outcomes to record."""
 
     def __init__(self, env: DeliveryEnv) -> None:
         self.env = env
         self.capacity = max(1, env.settings.delivery_concurrency)
         self.per_destination = max(1, env.settings.delivery_per_destination)
-        self.in_flight: Counter[str] = Counter()  # notifier id -> sends in flight
+        self.sending: Counter[str] = Counter()  # notifier id -> sends in flight
+        self.queued: dict[str, deque[Claimed]] = {}  # notifier id -> claimed, waiting for a slot
         self.tasks: set[asyncio.Task[None]] = set()
         self.attempted = 0
         self.serving = False
@@ -70,125 +143,234 @@ class Dispatcher:
         self._again = False
         self._pump_task: asyncio.Task[None] | None = None
         self._timers: set[asyncio.TimerHandle] = set()
+        self._outcomes: list[Sent] = []
+        self._recorder: asyncio.Task[None] | None = None
+        self._claim_wanted = False
+
+    def _waiting(self, notifier_id: str | None = None) -> int:
+        if notifier_id is None:
+            return sum(len(q) for q in self.queued.values())
+        return len(self.queued.get(notifier_id, ()))
 
     # -- claiming -------------------------------------------------------------------------------------------
 
     async def pump(self, room: int | None = None) -> int:
-        """Claim due deliveries while slots are free and start sending them; returns how many were started."""
-        started = 0
-        while True:
-            free = self.capacity - len(self.tasks)
-            if room is not None:
-                free = min(free, room - started)
-            if free <= 0:
-                return started
-            sends, more = await self._claim(min(free, CLAIM_BATCH))
-            for claimed in sends:
-                self._start(claimed)
-            started += len(sends)
-            if not more:
-                return started
+        """Claim due deliveries while there is room and start sending them; returns how many were claimed.
 
-    async def _claim(self, limit: int) -> tuple[list[Claimed], bool]:
-        """One short transaction: lock up to `limit` stream heads that are due, prepare and lease them. Returns
-        the sends to make and whether another claim may find more."""
-        env, now = self.env, utcnow()
-        busy = [n for n, count in self.in_flight.items() if count >= self.per_destination]
-        free_of_lease = (Delivery.claimed_until.is_(None)) | (Delivery.claimed_until < func.now())
-        common = (free_of_lease, Delivery.notifier_id.not_in(busy), streams.is_head())
+        Claims run ahead of the sends by one slot's worth per slot (a destination's next message is already
+        claimed when its send ends), so the sends do not wait for the claim's round trip."""
+        claimed_total, with_deferred = 0, True
+        while True:
+            # A destination's queue counts only up to its share: one that hangs holds no room from the others.
+            queued = sum(min(len(q), self.per_destination) for q in self.queued.values())
+            free = 2 * self.capacity - sum(self.sending.values()) - queued
+            if room is not None:
+                free = min(free, room - claimed_total)
+            if free <= 0:
+                return claimed_total
+            claimed, more = await self._claim(min(free, CLAIM_BATCH), with_deferred=with_deferred)
+            with_deferred = False
+            for c in claimed:
+                self.queued.setdefault(c.notifier_id, deque()).append(c)
+            claimed_total += len(claimed)
+            self._dispatch()
+            if not more:
+                return claimed_total
+
+    async def _claim(self, limit: int, *, with_deferred: bool) -> tuple[list[Claimed], bool]:
+        """One short transaction: lease up to `limit` stream heads that are due (and, `with_deferred`, whose
+        mute has ended) and prepare them. Returns the sends to make and whether another claim may find more."""
+        env = self.env
+        busy = [n for n in {*self.sending, *self.queued} if self._waiting(n) >= self.per_destination]
+        token = secrets.token_hex(8)
         async with env.sessionmaker() as session:
-            due = select(Delivery).where(
-                Delivery.status.in_(("pending", "retrying")), Delivery.next_attempt_at <= func.now(), *common
-            )
-            rows = list(
-                (
-                    await session.execute(
-                        due.order_by(Delivery.next_attempt_at)
-                        .limit(limit)
-                        .with_for_update(skip_locked=True, of=Delivery)
-                    )
-                ).scalars()
-            )
-            if len(rows) < limit:
-                # Deferred by a mute that has ended (or was lifted early).
-                muted = exists().where(Notifier.id == Delivery.notifier_id, Notifier.disabled_until > func.now())
-                unmuted = select(Delivery).where(Delivery.status == "deferred", ~muted, *common)
-                rows += (
-                    await session.execute(
-                        unmuted.order_by(Delivery.seq)
-                        .limit(limit - len(rows))
-                        .with_for_update(skip_locked=True, of=Delivery)
-                    )
-                ).scalars()
-            if not rows:
+            conn = await driver_connection(session)
+            rows = await conn.fetch(CLAIM_DUE, busy, limit, env.settings.delivery_lease_seconds, token)
+            leased = [Lease(*r.values()) for r in rows]
+            if with_deferred and len(rows) < limit:
+                leased += await self._lease_unmuted(session, limit - len(rows), busy, token)
+            if not leased:
                 return [], False
-            ids = {d.notifier_id for d in rows}
-            found = {n.id: n for n in (await session.execute(select(Notifier).where(Notifier.id.in_(ids)))).scalars()}
-            counts = Counter(self.in_flight)
-            sends: list[Claimed] = []
-            settled = left = 0
-            lease_until = now + timedelta(seconds=env.settings.delivery_lease_seconds)
-            for delivery in rows:
-                if counts[delivery.notifier_id] >= self.per_destination:
-                    left += 1  # stays unclaimed: the destination has its share of this process's slots
-                    continue
-                plan = await prepare(session, env, delivery, found.get(delivery.notifier_id))
-                if isinstance(plan, str):
-                    settled += 1
-                    if delivery.next_attempt_at is not None and delivery.status != "superseded":
-                        self._wake_at(delivery.next_attempt_at)
-                    continue
-                delivery.claimed_until = lease_until
-                delivery.claim_token = secrets.token_hex(8)
-                counts[delivery.notifier_id] += 1
-                sends.append(Claimed(delivery.id, delivery.notifier_id, delivery.claim_token, plan))
+            notifiers = {
+                r["id"]: Notifier(
+                    id=r["id"], type=r["type"], config_sealed=r["config_sealed"], disabled_until=r["disabled_until"]
+                )
+                for r in await conn.fetch(NOTIFIERS, list({row.notifier_id for row in leased}))
+            }
+            now = utcnow()
+            claimed: list[Claimed] = []
+            settled = 0
+            cache: dict[str, Any] = {}
+            for row in leased:
+                plan = None if row.deferred else self._fast_plan(cache, notifiers.get(row.notifier_id), row, now)
+                if plan is None:  # the rare cases (deleted, muted, deferred, paced) go the ORM way
+                    delivery = await session.get(Delivery, row.id)
+                    assert delivery is not None
+                    orm_notifier = await session.get(Notifier, row.notifier_id)
+                    prepared = await prepare(session, env, delivery, orm_notifier)
+                    if isinstance(prepared, str):
+                        settled += 1
+                        delivery.claimed_until = delivery.claim_token = None
+                        if delivery.next_attempt_at is not None and delivery.status != "superseded":
+                            self._wake_at(delivery.next_attempt_at)
+                        continue
+                    plan = prepared
+                claimed.append(
+                    Claimed(row.id, row.notifier_id, token, row.claimed_until, row.attempts, row.max_attempts, plan)
+                )
             await session.commit()
-        # More may be due: a full batch, a stream whose head was settled (its next message is now the head), or
-        # rows left for a busy destination (the next claim skips it).
-        return sends, len(rows) == limit or settled > 0 or left > 0
+        # More may be due: a full batch, or a stream whose head was settled (its next message is now the head).
+        return claimed, len(leased) == limit or settled > 0
+
+    def _fast_plan(self, cache: dict[str, Any], notifier: Notifier | None, row: Lease, now: datetime) -> Plan | None:
+        """The Plan for the common case (an active notifier, no pacing), from the claim's own rows; None for
+        anything else."""
+        if notifier is None or row.kind == "notifier.test":
+            return None
+        if notifier.disabled_until is not None and notifier.disabled_until > now:
+            return None
+        env = self.env
+        if notifier.id not in cache:
+            adapter_cls = env.notifiers.registry.get(notifier.type)
+            if adapter_cls is None:
+                cache[notifier.id] = None
+            else:
+                config = notifiers.config_of(env.notifiers, notifier)
+                paced = adapter_cls.pacing_key(config) and adapter_cls.min_interval > 0
+                secrets_now = tuple(notifiers.signing_secrets(env.notifiers, notifier, now))
+                cache[notifier.id] = None if paced else (adapter_cls, config, secrets_now)
+        found = cache[notifier.id]
+        if found is None:
+            return None
+        adapter_cls, config, secrets_now = found
+        context = AdapterContext(settings=env.settings, http=env.http, message_id=row.id, signing_secrets=secrets_now)
+        event = row.event
+        decoded = (
+            msgspec.json.decode(event, type=Event) if isinstance(event, str | bytes) else msgspec.convert(event, Event)
+        )
+        return Plan(adapter_cls(config, context), decoded)
+
+    async def _lease_unmuted(self, session: AsyncSession, limit: int, busy: list[str], token: str) -> list[Lease]:
+        """Lease deferred stream heads whose notifier's mute has ended (or was lifted early)."""
+        free_of_lease = (Delivery.claimed_until.is_(None)) | (Delivery.claimed_until < func.now())
+        muted = exists().where(Notifier.id == Delivery.notifier_id, Notifier.disabled_until > func.now())
+        stmt = (
+            select(Delivery)
+            .where(
+                Delivery.status == "deferred",
+                ~muted,
+                free_of_lease,
+                Delivery.notifier_id.not_in(busy),
+                streams.is_head(),
+            )
+            .order_by(Delivery.seq)
+            .limit(limit)
+            .with_for_update(skip_locked=True, of=Delivery)
+        )
+        lease_until = utcnow() + timedelta(seconds=self.env.settings.delivery_lease_seconds)
+        leased = []
+        for d in (await session.execute(stmt)).scalars():
+            d.claimed_until, d.claim_token = lease_until, token
+            leased.append(Lease(d.id, d.notifier_id, d.kind, None, d.attempts, d.max_attempts, lease_until, True))
+        return leased
 
     # -- sending --------------------------------------------------------------------------------------------
 
-    def _start(self, claimed: Claimed) -> None:
-        self.in_flight[claimed.notifier_id] += 1
-        task = asyncio.create_task(self._send(claimed))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+    def _dispatch(self) -> None:
+        """Start the claimed sends that have a slot: free in the process and in their destination's share."""
+        in_flight = sum(self.sending.values())
+        margin = timedelta(seconds=self.env.settings.delivery_lease_seconds / 2)
+        for notifier_id in list(self.queued):
+            waiting = self.queued[notifier_id]
+            while waiting and in_flight < self.capacity and self.sending[notifier_id] < self.per_destination:
+                claimed = waiting.popleft()
+                if claimed.lease_until - utcnow() < margin:
+                    # Waited half its lease for a slot: the send might outlive the lease; left to the next claim.
+                    log.warning("delivery %s: lease too short to send now; it is claimed again", claimed.delivery_id)
+                    continue
+                self.sending[notifier_id] += 1
+                in_flight += 1
+                task = asyncio.create_task(self._send(claimed))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+            if not waiting:
+                del self.queued[notifier_id]
 
     async def _send(self, claimed: Claimed) -> None:
         try:
             started, clock = utcnow(), time.monotonic()
             result = await send_once(claimed.plan.adapter, claimed.plan.event)
             duration_ms = int((time.monotonic() - clock) * 1000)
-            try:
-                next_at = await self._record(claimed, result, started, duration_ms)
-            except Exception:
-                # The lease runs out and the row is claimed again: sent twice rather than never.
-                log.exception("recording delivery %s failed", claimed.delivery_id)
-                next_at = None
         finally:
-            self.in_flight[claimed.notifier_id] -= 1
-            if self.in_flight[claimed.notifier_id] <= 0:
-                del self.in_flight[claimed.notifier_id]
-            self.attempted += 1
+            self.sending[claimed.notifier_id] -= 1
+            if self.sending[claimed.notifier_id] <= 0:
+                del self.sending[claimed.notifier_id]
+            self._dispatch()  # the destination's next claimed message goes now
+        recorded: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
+        self._outcomes.append(Sent(claimed, result, started, duration_ms, recorded))
+        if self._recorder is None or self._recorder.done():
+            self._recorder = asyncio.create_task(self._record_all())
+        next_at, has_next = await recorded
+        self.attempted += 1
         if next_at is not None:
             self._wake_at(next_at)
-        self.wake()  # a slot is free, and the stream's next message may be due
+        # Claim again when the stream's next message is now due, or the destination's queue runs low; not
+        # after every send (a claim that finds nothing still costs a round trip).
+        if has_next or self._waiting(claimed.notifier_id) < self.per_destination:
+            self._claim_wanted = True
+            self.wake()
 
-    async def _record(
-        self, claimed: Claimed, result: DeliveryResult, started: datetime, duration_ms: int
-    ) -> datetime | None:
-        """The outcome, in a short transaction, if the lease is still ours; returns when it is due again."""
-        async with self.env.sessionmaker() as session:
-            delivery = (
-                await session.execute(select(Delivery).where(Delivery.id == claimed.delivery_id).with_for_update())
-            ).scalar_one_or_none()
-            if delivery is None or delivery.claim_token != claimed.token:
-                log.warning("delivery %s: its lease ran out during the send; outcome not recorded", claimed.delivery_id)
-                return None
-            record(session, self.env, delivery, result, started, duration_ms)
+    async def _record_all(self) -> None:
+        """Record outcomes in batches: every outcome that came in during a write goes in the next one."""
+        while self._outcomes:
+            batch, self._outcomes = self._outcomes, []
+            try:
+                due_again = await self._write(batch)
+            except Exception:
+                # Their leases run out and the rows are claimed again: sent twice rather than never.
+                log.exception("recording %d delivery outcomes failed", len(batch))
+                due_again = {}
+            for outcome in batch:
+                if not outcome.recorded.done():
+                    outcome.recorded.set_result(due_again.get(outcome.claimed.delivery_id, (None, False)))
+
+    async def _write(self, batch: list[Sent]) -> dict[str, Recorded]:
+        """One short transaction for the batch, each row only if its lease is still ours; returns when each is
+        due again."""
+        env, now = self.env, utcnow()
+        results = [outcome_of(env, s.claimed.attempts + 1, s.claimed.max_attempts, s.result, now) for s in batch]
+        async with env.sessionmaker() as session:
+            conn = await driver_connection(session)
+            kept = {
+                r["id"]: r["has_next"]
+                for r in await conn.fetch(
+                    RECORD,
+                    [s.claimed.delivery_id for s in batch],
+                    [s.claimed.token for s in batch],
+                    [o.status for o in results],
+                    [s.claimed.attempts + 1 for s in batch],
+                    [s.started for s in batch],
+                    [s.result.status for s in batch],
+                    [o.error for o in results],
+                    [o.next_attempt_at for o in results],
+                )
+            }
+            mine = [(s, o) for s, o in zip(batch, results, strict=True) if s.claimed.delivery_id in kept]
+            for s in (s for s in batch if s.claimed.delivery_id not in kept):
+                log.warning("delivery %s: its lease ran out during the send; not recorded", s.claimed.delivery_id)
+            await conn.execute(
+                ATTEMPTS,
+                [s.claimed.delivery_id for s, _ in mine],
+                [s.claimed.attempts + 1 for s, _ in mine],
+                [s.started for s, _ in mine],
+                [s.duration_ms for s, _ in mine],
+                [s.result.ok for s, _ in mine],
+                [s.result.retryable for s, _ in mine],
+                [s.result.status for s, _ in mine],
+                [None if s.result.ok else (s.result.detail or "failed")[:ERROR_LIMIT] for s, _ in mine],
+            )
             await session.commit()
-            return delivery.next_attempt_at
+        return {s.claimed.delivery_id: (o.next_attempt_at, kept[s.claimed.delivery_id]) for s, o in mine}
 
     # -- running --------------------------------------------------------------------------------------------
 
@@ -234,10 +416,15 @@ class Dispatcher:
     async def run_due(self, limit: int) -> int:
         """Send what is due now and wait for it (no server): returns the number of attempts made."""
         before = self.attempted
+        self._claim_wanted = True
         while True:
-            made = self.attempted - before
-            await self.pump(room=limit - made - len(self.tasks))
+            if self._claim_wanted:
+                self._claim_wanted = False
+                made = self.attempted - before
+                await self.pump(room=limit - made - len(self.tasks) - self._waiting())
             if not self.tasks:
+                if self._claim_wanted:
+                    continue
                 return self.attempted - before
             await asyncio.wait(set(self.tasks), return_when=asyncio.FIRST_COMPLETED)
 
@@ -247,11 +434,30 @@ class Dispatcher:
         for handle in self._timers:
             handle.cancel()
         self._timers.clear()
-        pending = {t for t in (*self.tasks, self._pump_task) if t is not None and not t.done()}
+        await self._release_queued()
+        pending = {t for t in (*self.tasks, self._pump_task, self._recorder) if t is not None and not t.done()}
         if pending:
             _, late = await asyncio.wait(pending, timeout=grace)
             for task in late:
                 task.cancel()  # its lease runs out and another process sends it
+
+    async def _release_queued(self) -> None:
+        """Give back the leases of claimed rows not yet sent, so another process need not wait them out."""
+        waiting = [c for q in self.queued.values() for c in q]
+        self.queued.clear()
+        if not waiting:
+            return
+        try:
+            async with self.env.sessionmaker() as session:
+                for c in waiting:
+                    await session.execute(
+                        update(Delivery)
+                        .where(Delivery.id == c.delivery_id, Delivery.claim_token == c.token)
+                        .values(claimed_until=None, claim_token=None)
+                    )
+                await session.commit()
+        except Exception:
+            log.exception("releasing %d claimed deliveries failed; their leases run out", len(waiting))
 
 
 def dispatcher_of(app_state: Any) -> Dispatcher:
