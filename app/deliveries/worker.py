@@ -1,20 +1,23 @@
 """The delivery worker: in every server process, a dispatcher claims due deliveries and sends them concurrently.
 
-No transaction is open during a send. A claim is a short transaction: due rows are locked with `FOR UPDATE
-SKIP LOCKED`, prepared (notifier, mute, pacing) and leased (`claimed_until`, `claim_token`); the send follows
-outside any transaction, and the outcome is recorded in another short one, only if the lease is still ours.
-Any number of processes share the queue without sending a row twice as long as a send ends within the lease
-(`delivery_lease_seconds`, well above the HTTP timeout); a process killed mid-send leaves its rows leased
-until the lease expires, then they are claimed again (at least once, never lost).
+No transaction is open during a send. A claim is one short transaction: due stream heads are locked with
+`FOR UPDATE SKIP LOCKED` and leased (`claimed_until`, `claim_token`) in one statement, and prepared (notifier,
+mute, pacing: the rare cases through `sending.prepare`); the send follows outside any transaction, and outcomes
+are recorded in batches in another short transaction, each only if its lease is still ours. Any number of
+processes share the queue without sending a row twice as long as a send ends within the lease
+(`delivery_lease_seconds`, well above the HTTP timeout); a process killed mid-send leaves its rows leased until
+the lease runs out, then they are claimed again (at least once, never lost).
 
 Only the head of each stream is claimable (app/deliveries/streams.py), so a stream's messages go one at a
 time, in order. A process has `delivery_concurrency` sends in flight at most, and `delivery_per_destination`
-per notifier, so a hanging destination holds a few slots and the others keep flowing.
+per notifier, so a hanging destination holds a few slots and the others keep flowing. Claims run ahead of the
+sends (claimed rows wait in a per-destination queue), so a destination's next send does not wait for a claim's
+round trip; a row that waited half its lease is dropped and claimed again later.
 
-In a server, `serve` runs the dispatcher in the background: the scheduler job and the monitors' and
-routing's wake-ups only start sends; each finished send wakes it again (the stream's next message is due),
-and a retry or a paced message sets a timer for its time. Without a server (tests, tools), `deliver_due`
-sends what is due and waits for it.
+In a server, `serve` runs the dispatcher in the background: the scheduler's poll and the monitors' and
+routing's wake-ups start claims; a finished send claims again when its stream has a next message or its
+destination's queue runs low, and a retry, a paced message or a mute sets a timer for its time. Without a
+server (tests, tools), `deliver_due` sends what is due and waits for it.
 """
 
 from __future__ import annotations
