@@ -98,25 +98,28 @@ async def bench_send(server_url: str) -> None:
             event = kit.sample_events()["triggered"]
             webhook = next(a for a in BUILTIN if a.type == "webhook")
             body = msgspec.json.encode(kit.adapter(webhook, CONFIGS["webhook"]).render(event).payload)  # the same bytes
-            baselines, rates = [], []
+            baselines, rates, bare_cpu, worker_cpu = [], [], [], []
             for round_ in range(ROUNDS):
                 async with httpx.AsyncClient() as client:
-                    start = time.perf_counter()
+                    start, cpu = time.perf_counter(), time.process_time()
                     await bare_posts(client, receiver.url + "/hook", body, per_destination)
                     baselines.append(N_SEND / (time.perf_counter() - start))
+                    bare_cpu.append((time.process_time() - cpu) / N_SEND * 1e6)
                 async with sessions() as s:
                     for i in range(N_SEND):
                         service.enqueue(s, denv, notifier_id=n.id, event=event, monitor_id=f"mon_{round_}_{i}")
                     await s.commit()
                 received = receiver.count
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 sent = await run_until_idle(settings)
                 elapsed = time.perf_counter() - start
+                worker_cpu.append((time.process_time() - cpu) / N_SEND * 1e6)
                 assert sent == N_SEND and receiver.count - received == N_SEND, (sent, receiver.count - received)
                 rates.append(N_SEND / elapsed)
                 print(
                     f"round {round_ + 1}: bare POSTs {baselines[-1]:,.0f} req/s, worker {rates[-1]:,.0f} deliveries/s"
-                    f" ({N_SEND} in {elapsed:.2f} s)"
+                    f" ({N_SEND} in {elapsed:.2f} s), ratio {rates[-1] / baselines[-1]:.2f};"
+                    f" CPU of this process per message: bare {bare_cpu[-1]:,.0f} µs, worker {worker_cpu[-1]:,.0f} µs"
                 )
             await engine.dispose()
         baseline, rate = max(baselines), max(rates)
@@ -126,6 +129,11 @@ async def bench_send(server_url: str) -> None:
         print(
             f"send through the worker ({N_SEND} streams, one webhook notifier, signed, logged): {rate:,.0f}"
             f" deliveries/s, {N_SEND / rate:.2f} s for all (best of {ROUNDS})   ratio {rate / baseline:.3f}"
+        )
+        cpu_ratio = min(bare_cpu) / min(worker_cpu)
+        print(
+            f"CPU per message (best of {ROUNDS}): bare {min(bare_cpu):,.0f} µs, worker {min(worker_cpu):,.0f} µs"
+            f"   ratio {cpu_ratio:.3f} (the worker's process only; PostgreSQL's backends are not counted)"
         )
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
