@@ -14,6 +14,8 @@ from types import SimpleNamespace
 import pytest
 from werkzeug import Response
 
+from adapters import testing as kit
+from app.deliveries import service
 from app.deliveries.worker import dispatcher_of, serve, stop_dispatcher
 from tests.integration.monitors.conftest import Harness
 
@@ -194,3 +196,32 @@ async def test_a_mute_that_runs_out_sends_what_is_still_true(h, httpserver, serv
     assert len(arrived) == 1 and datetime.now(UTC) >= ends
     (d,) = await h.deliveries(m["id"])
     assert d["status"] == "succeeded" and d["attempts"] == 1
+
+
+async def test_each_stream_keeps_its_order_under_concurrency(h, db, httpserver, serving):
+    # Three monitors' streams to one notifier and one stream to another, 15 messages each, queued at once; the
+    # worker sends up to 8 at a time per notifier, yet each stream arrives in the order it was made.
+    arrived: list[str] = []
+
+    def receive(request):
+        arrived.append(request.headers["webhook-id"])
+        time.sleep(0.002)
+        return Response("", status=204)
+
+    httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
+    a, b = (await h.webhook("/hook"))["id"], (await h.webhook("/hook"))["id"]
+    streams = [(a, "mon_1"), (a, "mon_2"), (a, "mon_3"), (b, "mon_1")]
+    made: dict[tuple[str, str], list[str]] = {s: [] for s in streams}
+    events = kit.sample_events()
+    async with db() as s:
+        for i in range(15):
+            for notifier_id, monitor_id in streams:
+                event = events["triggered" if i % 2 == 0 else "resolved"]
+                d = service.enqueue(s, h.env, notifier_id=notifier_id, event=event, monitor_id=monitor_id)
+                made[(notifier_id, monitor_id)].append(d.id)
+        await s.commit()
+    dispatcher_of(serving).wake()
+    await wait_until(lambda: asyncio.sleep(0, len(arrived) == 60), seconds=30)
+    for ids in made.values():
+        assert [i for i in arrived if i in ids] == ids
+    assert sorted(arrived) == sorted(i for ids in made.values() for i in ids)  # each once
