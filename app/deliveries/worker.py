@@ -27,7 +27,7 @@ import logging
 import secrets
 import time
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -35,14 +35,13 @@ import msgspec
 from sqlalchemy import exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from adapters.base import AdapterContext, DeliveryResult, Event
+from adapters.base import Adapter, AdapterContext, DeliveryResult, Event
 from adapters.http import HttpSender
 from app.db.delivery import Delivery
 from app.db.engine import driver_connection, make_engine, make_sessionmaker
 from app.db.notifier import Notifier
 from app.deliveries import streams
 from app.deliveries.sending import ERROR_LIMIT, DeliveryEnv, Plan, outcome_of, prepare, send_once
-from app.notifiers import service as notifiers
 from app.notifiers.service import build_notifier_env
 from app.settings import Settings
 from app.timefmt import utcnow
@@ -91,17 +90,31 @@ class Lease(NamedTuple):
     deferred: bool
 
 
-# Lease the due stream heads (no earlier message of the stream open), oldest due first, skipping the rows other
-# processes hold and the destinations whose share of this process is queued already.
+# Lease the due stream heads (no earlier message of the stream open), oldest due first, at most $5 per notifier
+# (the rest are left to other processes), skipping the rows other processes hold and the destinations whose
+# share of this process is queued already. The window needs a subquery without the lock; the lock's own query
+# checks the row again.
 CLAIM_DUE = """
-WITH picked AS (
+WITH candidates AS (
+    SELECT c.id FROM (
+        SELECT d.id, row_number() OVER (PARTITION BY d.notifier_id ORDER BY d.next_attempt_at) AS nth
+        FROM (
+            SELECT d.id, d.notifier_id, d.next_attempt_at FROM deliveries d
+            WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+              AND (d.claimed_until IS NULL OR d.claimed_until < now())
+              AND d.notifier_id <> ALL($1::text[])
+              AND (d.stream IS NULL OR NOT EXISTS (
+                  SELECT 1 FROM deliveries e
+                  WHERE e.stream = d.stream AND e.seq < d.seq AND e.status IN ('pending', 'retrying', 'deferred')))
+            ORDER BY d.next_attempt_at
+            LIMIT $2 * 4
+        ) d
+    ) c WHERE c.nth <= $5
+), picked AS (
     SELECT d.id FROM deliveries d
-    WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+    WHERE d.id IN (SELECT id FROM candidates)
+      AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
       AND (d.claimed_until IS NULL OR d.claimed_until < now())
-      AND d.notifier_id <> ALL($1::text[])
-      AND (d.stream IS NULL OR NOT EXISTS (
-          SELECT 1 FROM deliveries e
-          WHERE e.stream = d.stream AND e.seq < d.seq AND e.status IN ('pending', 'retrying', 'deferred')))
     ORDER BY d.next_attempt_at
     LIMIT $2
     FOR UPDATE OF d SKIP LOCKED
@@ -110,7 +123,6 @@ UPDATE deliveries d SET claimed_until = now() + make_interval(secs => $3), claim
 FROM picked WHERE d.id = picked.id
 RETURNING d.id, d.notifier_id, d.kind, d.event, d.attempts, d.max_attempts, d.claimed_until, false AS deferred
 """
-NOTIFIERS = "SELECT id, type, config_sealed, disabled_until FROM notifiers WHERE id = ANY($1::text[])"
 # Each outcome, only where the lease is still ours.
 RECORD = """
 UPDATE deliveries d
@@ -188,29 +200,27 @@ class Dispatcher:
         token = secrets.token_hex(8)
         async with env.sessionmaker() as session:
             conn = await driver_connection(session)
-            rows = await conn.fetch(CLAIM_DUE, busy, limit, env.settings.delivery_lease_seconds, token)
+            per_notifier = 2 * self.per_destination  # a round in flight and the next one queued
+            rows = await conn.fetch(CLAIM_DUE, busy, limit, env.settings.delivery_lease_seconds, token, per_notifier)
             leased = [Lease(*r.values()) for r in rows]
             if with_deferred and len(rows) < limit:
                 leased += await self._lease_unmuted(session, limit - len(rows), busy, token)
             if not leased:
                 return [], False
-            notifiers = {
-                r["id"]: Notifier(
-                    id=r["id"], type=r["type"], config_sealed=r["config_sealed"], disabled_until=r["disabled_until"]
-                )
-                for r in await conn.fetch(NOTIFIERS, list({row.notifier_id for row in leased}))
-            }
-            now = utcnow()
             claimed: list[Claimed] = []
             settled = 0
-            cache: dict[str, Any] = {}
+            # Per notifier, what its first row's `prepare` made (adapter class, config, context): the claim's
+            # other rows for it reuse them, so each claim reads and unseals a notifier once.
+            reusable: dict[str, tuple[type[Adapter[Any]], Any, AdapterContext] | None] = {}
             for row in leased:
-                plan = None if row.deferred else self._fast_plan(cache, notifiers.get(row.notifier_id), row, now)
-                if plan is None:  # the rare cases (deleted, muted, deferred, paced) go the ORM way
+                base = None if row.deferred else reusable.get(row.notifier_id)
+                if base is not None:
+                    adapter_cls, config, context = base
+                    plan = Plan(adapter_cls(config, replace(context, message_id=row.id)), _event(row.event))
+                else:  # the first row of its notifier, and the rare cases (deleted, muted, deferred, paced)
                     delivery = await session.get(Delivery, row.id)
                     assert delivery is not None
-                    orm_notifier = await session.get(Notifier, row.notifier_id)
-                    prepared = await prepare(session, env, delivery, orm_notifier)
+                    prepared = await prepare(session, env, delivery, await session.get(Notifier, row.notifier_id))
                     if isinstance(prepared, str):
                         settled += 1
                         delivery.claimed_until = delivery.claim_token = None
@@ -218,40 +228,16 @@ class Dispatcher:
                             self._wake_at(delivery.next_attempt_at)
                         continue
                     plan = prepared
+                    if not row.deferred and row.kind != "notifier.test" and row.notifier_id not in reusable:
+                        adapter = plan.adapter  # a test message ignores a mute: it tells nothing of the others
+                        paced = adapter.pacing_key(adapter.config) and adapter.min_interval > 0
+                        reusable[row.notifier_id] = None if paced else (type(adapter), adapter.config, adapter.context)
                 claimed.append(
                     Claimed(row.id, row.notifier_id, token, row.claimed_until, row.attempts, row.max_attempts, plan)
                 )
             await session.commit()
         # More may be due: a full batch, or a stream whose head was settled (its next message is now the head).
         return claimed, len(leased) == limit or settled > 0
-
-    def _fast_plan(self, cache: dict[str, Any], notifier: Notifier | None, row: Lease, now: datetime) -> Plan | None:
-        """The Plan for the common case (an active notifier, no pacing), from the claim's own rows; None for
-        anything else."""
-        if notifier is None or row.kind == "notifier.test":
-            return None
-        if notifier.disabled_until is not None and notifier.disabled_until > now:
-            return None
-        env = self.env
-        if notifier.id not in cache:
-            adapter_cls = env.notifiers.registry.get(notifier.type)
-            if adapter_cls is None:
-                cache[notifier.id] = None
-            else:
-                config = notifiers.config_of(env.notifiers, notifier)
-                paced = adapter_cls.pacing_key(config) and adapter_cls.min_interval > 0
-                secrets_now = tuple(notifiers.signing_secrets(env.notifiers, notifier, now))
-                cache[notifier.id] = None if paced else (adapter_cls, config, secrets_now)
-        found = cache[notifier.id]
-        if found is None:
-            return None
-        adapter_cls, config, secrets_now = found
-        context = AdapterContext(settings=env.settings, http=env.http, message_id=row.id, signing_secrets=secrets_now)
-        event = row.event
-        decoded = (
-            msgspec.json.decode(event, type=Event) if isinstance(event, str | bytes) else msgspec.convert(event, Event)
-        )
-        return Plan(adapter_cls(config, context), decoded)
 
     async def _lease_unmuted(self, session: AsyncSession, limit: int, busy: list[str], token: str) -> list[Lease]:
         """Lease deferred stream heads whose notifier's mute has ended (or was lifted early)."""
@@ -461,6 +447,12 @@ class Dispatcher:
                 await session.commit()
         except Exception:
             log.exception("releasing %d claimed deliveries failed; their leases run out", len(waiting))
+
+
+def _event(stored: Any) -> Event:
+    if isinstance(stored, str | bytes):  # jsonb as text (asyncpg without a codec)
+        return msgspec.json.decode(stored, type=Event)
+    return msgspec.convert(stored, Event)
 
 
 def dispatcher_of(app_state: Any) -> Dispatcher:
