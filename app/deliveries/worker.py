@@ -200,7 +200,7 @@ class Dispatcher:
         token = secrets.token_hex(8)
         async with env.sessionmaker() as session:
             conn = await driver_connection(session)
-            per_notifier = 2 * self.per_destination  # a round in flight and the next one queued
+            per_notifier = self.per_destination + self.capacity  # a round in flight, a queue as deep as the slots
             rows = await conn.fetch(CLAIM_DUE, busy, limit, env.settings.delivery_lease_seconds, token, per_notifier)
             leased = [Lease(*r.values()) for r in rows]
             if with_deferred and len(rows) < limit:
