@@ -228,3 +228,21 @@ async def lease_of(db, delivery_id: str) -> dict:
             {"id": delivery_id},
         )
         return dict(row.mappings().one())
+
+
+async def test_retry_is_refused_while_a_worker_holds_the_lease(client, auth, httpserver, db, worker):
+    httpserver.expect_request("/hook", method="POST").respond_with_data("", status=204)
+    n = await notifier(client, auth, httpserver.url_for("/hook"))
+    (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+    async with db() as s:  # what a claim leaves while its send is under way (no row lock held)
+        await s.execute(
+            text(
+                "UPDATE deliveries SET claimed_until = now() + interval '60 seconds', claim_token = 't' WHERE id = :id"
+            ),
+            {"id": dlv},
+        )
+        await s.commit()
+    r = await client.post(f"/v1/deliveries/{dlv}/retry", headers=auth)
+    assert r.status_code == 409 and "being sent" in r.json()["error"]["message"], r.text
+    assert httpserver.log == []  # not sent a second time beside the worker's send
+    assert await deliver_due(worker) == 0  # nor by another worker
