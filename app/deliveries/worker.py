@@ -12,7 +12,7 @@ Only the head of each stream is claimable (app/deliveries/streams.py), so a stre
 time, in order. A process has `delivery_concurrency` sends in flight at most, and `delivery_per_destination`
 per notifier, so a hanging destination holds a few slots and the others keep flowing. Claims run ahead of the
 sends (claimed rows wait in a per-destination queue), so a destination's next send does not wait for a claim's
-round trip; a row that waited half its lease is dropped and claimed again later.
+round trip; a row that waited half its lease for a slot is given back (its lease cleared) to be claimed again.
 
 In a server, `serve` runs the dispatcher in the background: the scheduler's poll and the monitors' and
 routing's wake-ups start claims; a finished send claims again when its stream has a next message or its
@@ -269,13 +269,16 @@ class Dispatcher:
         """Start the claimed sends that have a slot: free in the process and in their destination's share."""
         in_flight = sum(self.sending.values())
         margin = timedelta(seconds=self.env.settings.delivery_lease_seconds / 2)
+        stale: list[Claimed] = []
         for notifier_id in list(self.queued):
             waiting = self.queued[notifier_id]
             while waiting and in_flight < self.capacity and self.sending[notifier_id] < self.per_destination:
                 claimed = waiting.popleft()
                 if claimed.lease_until - utcnow() < margin:
-                    # Waited half its lease for a slot: the send might outlive the lease; left to the next claim.
+                    # Waited half its lease for a slot: the send might outlive the lease; given back to be claimed
+                    # again (here or elsewhere).
                     log.warning("delivery %s: lease too short to send now; it is claimed again", claimed.delivery_id)
+                    stale.append(claimed)
                     continue
                 self.sending[notifier_id] += 1
                 in_flight += 1
@@ -284,6 +287,10 @@ class Dispatcher:
                 task.add_done_callback(self.tasks.discard)
             if not waiting:
                 del self.queued[notifier_id]
+        if stale:
+            task = asyncio.create_task(self._release(stale))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
 
     async def _send(self, claimed: Claimed) -> None:
         try:
@@ -431,11 +438,13 @@ class Dispatcher:
                 task.cancel()  # its lease runs out and another process sends it
 
     async def _release_queued(self) -> None:
-        """Give back the leases of claimed rows not yet sent, so another process need not wait them out."""
         waiting = [c for q in self.queued.values() for c in q]
         self.queued.clear()
-        if not waiting:
-            return
+        if waiting:
+            await self._release(waiting)
+
+    async def _release(self, waiting: list[Claimed]) -> None:
+        """Give back the leases of claimed rows not sent, so another process need not wait them out."""
         try:
             async with self.env.sessionmaker() as session:
                 for c in waiting:
