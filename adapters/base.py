@@ -67,14 +67,21 @@ def _is_secret(t: msgspec.inspect.Type) -> bool:
     return isinstance(t, msgspec.inspect.Metadata) and bool((t.extra or {}).get("secret"))
 
 
+_SECRET_FIELDS: dict[type, frozenset[str]] = {}
+
+
 class AdapterConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Base of every adapter's `Config`: unknown keys are refused, secret fields are masked in reprs."""
 
     @classmethod
     def secret_fields(cls) -> frozenset[str]:
-        info = msgspec.inspect.type_info(cls)
-        assert isinstance(info, msgspec.inspect.StructType)
-        return frozenset(f.name for f in info.fields if _is_secret(f.type))
+        # Asked on every send (to mask what leaves it); a class's fields never change, so inspect it once.
+        found = _SECRET_FIELDS.get(cls)
+        if found is None:
+            info = msgspec.inspect.type_info(cls)
+            assert isinstance(info, msgspec.inspect.StructType)
+            found = _SECRET_FIELDS[cls] = frozenset(f.name for f in info.fields if _is_secret(f.type))
+        return found
 
     def __repr__(self) -> str:
         secret = self.secret_fields()

@@ -22,6 +22,8 @@ from app.db.engine import make_engine, make_sessionmaker
 from app.db.reads import open_read_pool
 from app.deliveries.controllers import DeliveryController, NotifierDeliveryController
 from app.deliveries.sending import DeliveryEnv
+from app.deliveries.worker import serve as serve_deliveries
+from app.deliveries.worker import stop_dispatcher
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
 from app.gctune import settle_heap
@@ -121,11 +123,14 @@ def create_app(settings: Settings) -> Litestar:
         app.state.delivery_env = DeliveryEnv(settings, app.state.notifier_env, http, app.state.sessionmaker)
         app.state.routing_env = RoutingEnv(app.state.delivery_env, counters=Counters(app.state.metrics))
         scheduler = start_scheduler(app, settings) if settings.run_scheduler else None
+        if scheduler is not None:
+            serve_deliveries(app.state)
         try:
             yield
         finally:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
+            await stop_dispatcher(app.state, grace=settings.http_timeout_seconds + 1)
             await http.aclose()
             await app.state.rate_limiter.close()
             await query_pool.close()

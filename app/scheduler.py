@@ -44,9 +44,9 @@ async def _retention(app: Litestar) -> None:
 
 
 async def _deliveries(app: Litestar) -> None:
-    from app.deliveries.worker import deliver_due
+    from app.deliveries.worker import serve
 
-    await deliver_due(app.state)
+    serve(app.state)  # claims what is due and returns; the sends run in the background
 
 
 async def _monitors(app: Litestar) -> None:
@@ -75,7 +75,7 @@ async def _routing(app: Litestar) -> None:
 def job_specs() -> list[JobSpec]:
     return [
         JobSpec("retention", _retention, lambda s: s.retention_interval_seconds),
-        # One tick at a time per process; the worker's lanes give the concurrency.
+        # A poll for what no wake-up announced (another process's retries, ended mutes); sends run concurrently.
         JobSpec("deliveries", _deliveries, lambda s: s.delivery_poll_seconds),
         JobSpec("monitors", _monitors, lambda s: s.monitor_tick_seconds),
         JobSpec("routing", _routing, lambda s: s.routing_tick_seconds),

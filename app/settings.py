@@ -97,6 +97,11 @@ class Settings:
     delivery_backoff_seconds: float = 2.0
     delivery_backoff_max_seconds: float = 600.0
     http_timeout_seconds: float = 10.0
+    # Sends in flight per process, and per notifier (one destination) within them; how long a claimed
+    # delivery stays the claimer's (a process killed mid-send: the row is claimable again after this).
+    delivery_concurrency: int = 32
+    delivery_per_destination: int = 8
+    delivery_lease_seconds: float = 60.0
     # Monitors: how often the loop looks for due monitors, how many it evaluates at once (per process), the
     # statement timeout of one evaluation, and how long a match_event monitor waits for an event's request to
     # be committed before it looks for it by arrival time (`_sysTime`).
@@ -183,6 +188,9 @@ class Settings:
             delivery_backoff_seconds=get_float("DELIVERY_BACKOFF_SECONDS", cls.delivery_backoff_seconds),
             delivery_backoff_max_seconds=get_float("DELIVERY_BACKOFF_MAX_SECONDS", cls.delivery_backoff_max_seconds),
             http_timeout_seconds=get_float("HTTP_TIMEOUT_SECONDS", cls.http_timeout_seconds),
+            delivery_concurrency=get_int("DELIVERY_CONCURRENCY", cls.delivery_concurrency),
+            delivery_per_destination=get_int("DELIVERY_PER_DESTINATION", cls.delivery_per_destination),
+            delivery_lease_seconds=get_float("DELIVERY_LEASE_SECONDS", cls.delivery_lease_seconds),
             monitor_tick_seconds=get_float("MONITOR_TICK_SECONDS", cls.monitor_tick_seconds),
             monitor_concurrency=get_int("MONITOR_CONCURRENCY", cls.monitor_concurrency),
             monitor_query_timeout_seconds=get_float("MONITOR_QUERY_TIMEOUT_SECONDS", cls.monitor_query_timeout_seconds),

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Integer, Text
+from sqlalchemy import BigInteger, FetchedValue, ForeignKey, Integer, Text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -33,6 +33,13 @@ class Delivery(Base):
     # A routed group notification: the group it reports and why it was sent (first, new_alerts, resolved, repeat).
     alert_group_key: Mapped[str | None] = mapped_column(Text, default=None)
     alert_group_reason: Mapped[str | None] = mapped_column(Text, default=None)
+    # The messages that must arrive in the order they were made: (monitor or group) x notifier (see
+    # app/deliveries/streams.py); `seq` is that order, given by the database at insert.
+    stream: Mapped[str | None] = mapped_column(Text, default=None)
+    seq: Mapped[int] = mapped_column(BigInteger, server_default=FetchedValue())
+    # The lease of the worker sending it now: no transaction is held during a send (app/deliveries/worker.py).
+    claimed_until: Mapped[datetime | None] = mapped_column(default=None)
+    claim_token: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class DeliveryAttempt(Base):

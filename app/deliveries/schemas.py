@@ -8,7 +8,9 @@ from msgspec import UNSET, UnsetType
 from adapters.base import Event
 from app.schemas import RequestBody
 
-STATUSES = ("pending", "retrying", "succeeded", "failed")
+# deferred: waiting for its notifier's mute to end; superseded: not sent, a later message of its stream said
+# what is still true (app/deliveries/streams.py).
+STATUSES = ("pending", "retrying", "deferred", "succeeded", "failed", "superseded")
 
 
 class AttemptOut(msgspec.Struct, kw_only=True):

@@ -1,8 +1,6 @@
-"""One delivery attempt: load the notifier, pace, render, send, record. Shared by the worker, `test` and `retry`.
-
-The caller holds the delivery row locked (`FOR UPDATE`, `SKIP LOCKED` in the worker) in the session's
-transaction for the whole attempt and commits afterwards, so two workers never send the same row; a process
-that dies mid-send leaves the row due again (at least once, never lost).
+"""One delivery attempt in three steps: prepare (notifier, mute, pacing, adapter), send, record. Shared by the
+worker (app/deliveries/worker.py: prepare and record in two short transactions around a send made under a
+lease) and by `test` and `retry` (one transaction around all three: the row is theirs alone meanwhile).
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from adapters.base import Adapter, AdapterContext, DeliveryResult, Event, Templa
 from adapters.http import MAX_RETRY_AFTER_SECONDS, HttpSender, redact
 from app.db.delivery import Delivery, DeliveryAttempt
 from app.db.notifier import Notifier
+from app.deliveries import streams
 from app.notifiers import service as notifiers
 from app.notifiers.service import NotifierEnv
 from app.settings import Settings
@@ -85,16 +84,32 @@ def _finish(delivery: Delivery, status: str, error: str | None, now: datetime) -
     delivery.updated_at = now
 
 
-async def attempt(session: AsyncSession, env: DeliveryEnv, delivery: Delivery) -> str:
-    """Make one attempt at a locked delivery; the caller commits. Returns "attempted", "paced" or "closed"."""
+@dataclass(frozen=True)
+class Plan:
+    """A delivery ready to send: its adapter (config, secrets) and the event it renders."""
+
+    adapter: Adapter[Any]
+    event: Event
+
+
+async def prepare(session: AsyncSession, env: DeliveryEnv, delivery: Delivery, notifier: Notifier | None) -> Plan | str:
+    """Everything before the send, in the caller's transaction: a Plan, or why nothing is sent now
+    ("closed": settled for good; "paced", "deferred": due again at `next_attempt_at`; "superseded")."""
     now = utcnow()
-    notifier = await session.get(Notifier, delivery.notifier_id)
     if notifier is None:
         _finish(delivery, "failed", "the notifier was deleted", now)
         return "closed"
     if delivery.kind != "notifier.test" and notifier.disabled_until is not None and notifier.disabled_until > now:
-        _finish(delivery, "failed", f"the notifier is disabled until {iso_ms(notifier.disabled_until)}", now)
-        return "closed"
+        # A mute defers (app/deliveries/streams.py): the row waits, and so do the later ones of its stream.
+        delivery.status = "deferred"
+        delivery.error = f"the notifier is disabled until {iso_ms(notifier.disabled_until)}"
+        delivery.next_attempt_at = notifier.disabled_until
+        delivery.updated_at = now
+        return "deferred"
+    if delivery.status == "deferred":
+        if await streams.settle_after_mute(session, delivery, now):
+            return "superseded"
+        delivery.status, delivery.error = "pending", None
     adapter_cls = env.notifiers.registry.get(notifier.type)
     if adapter_cls is None:
         _finish(delivery, "failed", f"notifier type {notifier.type!r} is not installed", now)
@@ -117,10 +132,18 @@ async def attempt(session: AsyncSession, env: DeliveryEnv, delivery: Delivery) -
             notifier_name=notifier.name,
         ),
     )
+    return Plan(adapter, msgspec.convert(delivery.event, Event))
+
+
+async def attempt(session: AsyncSession, env: DeliveryEnv, delivery: Delivery) -> str:
+    """Make one attempt at a delivery inside the caller's transaction (`test` and `retry`, which answer with
+    the outcome; the worker sends outside any transaction). Returns "attempted" or why it was not sent."""
+    plan = await prepare(session, env, delivery, await session.get(Notifier, delivery.notifier_id))
+    if isinstance(plan, str):
+        return plan
     started, clock = utcnow(), time.monotonic()
-    result = await send_once(adapter, msgspec.convert(delivery.event, Event))
-    duration_ms = int((time.monotonic() - clock) * 1000)
-    record(session, env, delivery, result, started, duration_ms)
+    result = await send_once(plan.adapter, plan.event)
+    record(session, env, delivery, result, started, int((time.monotonic() - clock) * 1000))
     return "attempted"
 
 
@@ -139,6 +162,34 @@ async def send_once(adapter: Adapter[Any], event: Event) -> DeliveryResult:
         return DeliveryResult(ok=False, retryable=True, detail=f"internal error: {detail}")
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What an attempt makes of a delivery: its new status, error and next try (None: it is over)."""
+
+    status: str
+    error: str | None
+    next_attempt_at: datetime | None
+
+
+def outcome_of(env: DeliveryEnv, attempts: int, max_attempts: int, result: DeliveryResult, now: datetime) -> Outcome:
+    """`attempts` counts this attempt."""
+    if result.ok:
+        return Outcome("succeeded", None, None)
+    detail = result.detail or "failed"
+    if result.retryable and attempts < max_attempts:
+        settings = env.settings
+        delay = retry_delay(
+            attempts,
+            result.retry_after,
+            base=settings.delivery_backoff_seconds,
+            cap=settings.delivery_backoff_max_seconds,
+        )
+        return Outcome("retrying", detail[:ERROR_LIMIT], now + timedelta(seconds=delay))
+    if result.retryable:
+        detail = f"gave up after {attempts} attempts: {detail}"
+    return Outcome("failed", detail[:ERROR_LIMIT], None)
+
+
 def record(
     session: AsyncSession,
     env: DeliveryEnv,
@@ -148,6 +199,7 @@ def record(
     duration_ms: int,
 ) -> None:
     now = utcnow()
+    delivery.claimed_until = delivery.claim_token = None
     delivery.attempts += 1
     delivery.last_attempt_at = started
     delivery.response_status = result.status
@@ -163,21 +215,6 @@ def record(
             error=None if result.ok else (result.detail or "failed")[:ERROR_LIMIT],
         )
     )
-    if result.ok:
-        _finish(delivery, "succeeded", None, now)
-    elif result.retryable and delivery.attempts < delivery.max_attempts:
-        delay = retry_delay(
-            delivery.attempts,
-            result.retry_after,
-            base=env.settings.delivery_backoff_seconds,
-            cap=env.settings.delivery_backoff_max_seconds,
-        )
-        delivery.status = "retrying"
-        delivery.error = (result.detail or "failed")[:ERROR_LIMIT]
-        delivery.next_attempt_at = now + timedelta(seconds=delay)
-        delivery.updated_at = now
-    else:
-        reason = result.detail or "failed"
-        if result.retryable:
-            reason = f"gave up after {delivery.attempts} attempts: {reason}"
-        _finish(delivery, "failed", reason, now)
+    done = outcome_of(env, delivery.attempts, delivery.max_attempts, result, now)
+    delivery.status, delivery.error, delivery.next_attempt_at = done.status, done.error, done.next_attempt_at
+    delivery.updated_at = now

@@ -16,6 +16,7 @@ from app.auth import Principal
 from app.db.delivery import Delivery, DeliveryAttempt
 from app.deliveries.schemas import STATUSES, AttemptOut, DeliveryOut, PreviewOut
 from app.deliveries.sending import DeliveryEnv, attempt
+from app.deliveries.streams import stream_of
 from app.errors import BeaconError, check_choice, not_found
 from app.notifiers import service as notifiers
 from app.pagination import CursorCodec, ListEnvelope, paginate
@@ -89,6 +90,7 @@ def enqueue(
         updated_at=now,
         alert_group_key=alert_group_key,
         alert_group_reason=alert_group_reason,
+        stream=stream_of(notifier_id, monitor_id, alert_group_key),
     )
     session.add(delivery)
     return delivery
@@ -213,14 +215,15 @@ async def list_for_notifier(
 
 async def retry(session: AsyncSession, env: DeliveryEnv, delivery_id: str) -> DeliveryOut:
     """Send again now, with a fresh retry budget. Refused for a delivered message and while a worker is
-    sending it (the row is locked)."""
+    sending it (its lease is running, or the row is locked). Sent at once, ahead of its stream's order: the
+    user asked for this message."""
     found = (await session.execute(select(Delivery.status).where(Delivery.id == delivery_id))).scalar_one_or_none()
     if found is None:
         raise not_found("delivery", delivery_id)
     delivery = (
         await session.execute(select(Delivery).where(Delivery.id == delivery_id).with_for_update(skip_locked=True))
     ).scalar_one_or_none()
-    if delivery is None:
+    if delivery is None or (delivery.claimed_until is not None and delivery.claimed_until > utcnow()):
         raise BeaconError("conflict", "This delivery is being sent right now; look again in a moment.")
     if delivery.status == "succeeded":
         raise BeaconError("conflict", "This delivery has already succeeded; nothing to retry.")

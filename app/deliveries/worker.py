@@ -1,76 +1,521 @@
-"""The delivery worker: a job in every server process that claims due deliveries and sends them.
+"""The delivery worker: in every server process, a dispatcher claims due deliveries and sends them concurrently.
 
-Claims use `FOR UPDATE SKIP LOCKED`, one row per transaction, held while sending: any number of processes
-(and several lanes in each) share the queue without sending a row twice. `deliver_due(app_state)` is the job,
-registered in `app/scheduler.py`.
+No transaction is open during a send. A claim is one short transaction: due stream heads are locked with
+`FOR UPDATE SKIP LOCKED` and leased (`claimed_until`, `claim_token`) in one statement, and prepared (notifier,
+mute, pacing: the rare cases through `sending.prepare`); the send follows outside any transaction, and outcomes
+are recorded in batches in another short transaction, each only if its lease is still ours. Any number of
+processes share the queue without sending a row twice as long as a send ends within the lease
+(`delivery_lease_seconds`, well above the HTTP timeout); a process killed mid-send leaves its rows leased until
+the lease runs out, then they are claimed again (at least once, never lost).
+
+Only the head of each stream is claimable (app/deliveries/streams.py), so a stream's messages go one at a
+time, in order. A process has `delivery_concurrency` sends in flight at most, and `delivery_per_destination`
+per notifier, so a hanging destination holds a few slots and the others keep flowing. Claims run ahead of the
+sends (claimed rows wait in a per-destination queue), so a destination's next send does not wait for a claim's
+round trip; a row that waited half its lease for a slot is given back (its lease cleared) to be claimed again.
+
+In a server, `serve` runs the dispatcher in the background: the scheduler's poll and the monitors' and
+routing's wake-ups start claims; a finished send claims again when its stream has a next message or its
+destination's queue runs low, and a retry, a paced message or a mute sets a timer for its time. Without a
+server (tests, tools), `deliver_due` sends what is due and waits for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+import secrets
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
+import msgspec
+from sqlalchemy import exists, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from adapters.base import Adapter, AdapterContext, DeliveryResult, Event
 from adapters.http import HttpSender
 from app.db.delivery import Delivery
-from app.db.engine import make_engine, make_sessionmaker
-from app.deliveries.sending import DeliveryEnv, attempt
+from app.db.engine import driver_connection, make_engine, make_sessionmaker
+from app.db.notifier import Notifier
+from app.deliveries import streams
+from app.deliveries.sending import ERROR_LIMIT, DeliveryEnv, Plan, outcome_of, prepare, send_once
 from app.notifiers.service import build_notifier_env
 from app.settings import Settings
+from app.timefmt import utcnow
 
 log = logging.getLogger("beacon.deliveries")
-LANES = 4
+CLAIM_BATCH = 64
+# A timer further out than this is not set: the scheduler's poll finds the row anyway.
+MAX_TIMER_SECONDS = 3600.0
 
 
-async def claim_and_attempt(env: DeliveryEnv) -> str | None:
-    """Claim the most overdue delivery and attempt it; None when nothing is due."""
-    async with env.sessionmaker() as session:
+@dataclass(frozen=True)
+class Claimed:
+    delivery_id: str
+    notifier_id: str
+    token: str
+    lease_until: datetime
+    attempts: int  # before this one
+    max_attempts: int
+    plan: Plan
+
+
+# When a recorded delivery is due again (a retry; None: it is over), and whether its stream has a next message.
+Recorded = tuple[datetime | None, bool]
+
+
+@dataclass
+class Sent:
+    claimed: Claimed
+    result: DeliveryResult
+    started: datetime
+    duration_ms: int
+    # Resolved once recorded: when the delivery is due again (a retry), else None.
+    recorded: asyncio.Future[Recorded]
+
+
+class Lease(NamedTuple):
+    """A row the claim leased (CLAIM_DUE's columns)."""
+
+    id: str
+    notifier_id: str
+    kind: str
+    event: Any
+    attempts: int
+    max_attempts: int
+    claimed_until: datetime
+    deferred: bool
+
+
+# Lease the due stream heads (no earlier message of the stream open), oldest due first, at most $5 per notifier
+# (the rest are left to other processes), skipping the rows other processes hold and the destinations whose
+# share of this process is queued already. The window needs a subquery without the lock; the lock's own query
+# checks the row again.
+CLAIM_DUE = """
+WITH candidates AS (
+    SELECT c.id FROM (
+        SELECT d.id, row_number() OVER (PARTITION BY d.notifier_id ORDER BY d.next_attempt_at) AS nth
+        FROM (
+            SELECT d.id, d.notifier_id, d.next_attempt_at FROM deliveries d
+            WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+              AND (d.claimed_until IS NULL OR d.claimed_until < now())
+              AND d.notifier_id <> ALL($1::text[])
+              AND (d.stream IS NULL OR NOT EXISTS (
+                  SELECT 1 FROM deliveries e
+                  WHERE e.stream = d.stream AND e.seq < d.seq AND e.status IN ('pending', 'retrying', 'deferred')))
+            ORDER BY d.next_attempt_at
+            LIMIT $2 * 4
+        ) d
+    ) c WHERE c.nth <= $5
+), picked AS (
+    SELECT d.id FROM deliveries d
+    WHERE d.id IN (SELECT id FROM candidates)
+      AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+      AND (d.claimed_until IS NULL OR d.claimed_until < now())
+    ORDER BY d.next_attempt_at
+    LIMIT $2
+    FOR UPDATE OF d SKIP LOCKED
+)
+UPDATE deliveries d SET claimed_until = now() + make_interval(secs => $3), claim_token = $4
+FROM picked WHERE d.id = picked.id
+RETURNING d.id, d.notifier_id, d.kind, d.event, d.attempts, d.max_attempts, d.claimed_until, false AS deferred
+"""
+# Each outcome, only where the lease is still ours.
+RECORD = """
+UPDATE deliveries d
+SET status = v.status, attempts = v.attempts, last_attempt_at = v.started, response_status = v.response_status,
+    error = v.error, next_attempt_at = v.next_at, updated_at = now(), claimed_until = NULL, claim_token = NULL
+FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[],
+            $8::timestamptz[]) AS v(id, token, status, attempts, started, response_status, error, next_at)
+WHERE d.id = v.id AND d.claim_token = v.token
+RETURNING d.id, EXISTS (
+    SELECT 1 FROM deliveries e
+    WHERE e.stream = d.stream AND e.seq > d.seq AND e.status IN ('pending', 'retrying', 'deferred')) AS has_next
+"""
+ATTEMPTS = """
+INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, ok, retryable, response_status, error)
+SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::bool[], $6::bool[], $7::int[],
+                     $8::text[])
+"""
+
+
+class Dispatcher:
+    """One per process: the sends in flight, the claimed rows waiting for a slot, the outcomes to record."""
+
+    def __init__(self, env: DeliveryEnv) -> None:
+        self.env = env
+        self.capacity = max(1, env.settings.delivery_concurrency)
+        self.per_destination = max(1, env.settings.delivery_per_destination)
+        self.sending: Counter[str] = Counter()  # notifier id -> sends in flight
+        self.queued: dict[str, deque[Claimed]] = {}  # notifier id -> claimed, waiting for a slot
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.attempted = 0
+        self.serving = False
+        self._pumping = False
+        self._again = False
+        self._pump_task: asyncio.Task[None] | None = None
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._outcomes: list[Sent] = []
+        self._recorder: asyncio.Task[None] | None = None
+        self._claim_wanted = False
+
+    def _waiting(self, notifier_id: str | None = None) -> int:
+        if notifier_id is None:
+            return sum(len(q) for q in self.queued.values())
+        return len(self.queued.get(notifier_id, ()))
+
+    # -- claiming -------------------------------------------------------------------------------------------
+
+    async def pump(self, room: int | None = None) -> int:
+        """Claim due deliveries while there is room and start sending them; returns how many were claimed.
+
+        Claims run ahead of the sends by one slot's worth per slot (a destination's next message is already
+        claimed when its send ends), so the sends do not wait for the claim's round trip."""
+        claimed_total, with_deferred = 0, True
+        while True:
+            # A destination's queue counts only up to its share: one that hangs holds no room from the others.
+            queued = sum(min(len(q), self.per_destination) for q in self.queued.values())
+            free = 2 * self.capacity - sum(self.sending.values()) - queued
+            if room is not None:
+                free = min(free, room - claimed_total)
+            if free <= 0:
+                return claimed_total
+            claimed, more = await self._claim(min(free, CLAIM_BATCH), with_deferred=with_deferred)
+            with_deferred = False
+            for c in claimed:
+                self.queued.setdefault(c.notifier_id, deque()).append(c)
+            claimed_total += len(claimed)
+            self._dispatch()
+            if not more:
+                return claimed_total
+
+    async def _claim(self, limit: int, *, with_deferred: bool) -> tuple[list[Claimed], bool]:
+        """One short transaction: lease up to `limit` stream heads that are due (and, `with_deferred`, whose
+        mute has ended) and prepare them. Returns the sends to make and whether another claim may find more."""
+        env = self.env
+        busy = [n for n in {*self.sending, *self.queued} if self._waiting(n) >= self.per_destination]
+        token = secrets.token_hex(8)
+        async with env.sessionmaker() as session:
+            conn = await driver_connection(session)
+            per_notifier = self.per_destination + self.capacity  # a round in flight, a queue as deep as the slots
+            rows = await conn.fetch(CLAIM_DUE, busy, limit, env.settings.delivery_lease_seconds, token, per_notifier)
+            leased = [Lease(*r.values()) for r in rows]
+            if with_deferred and len(rows) < limit:
+                leased += await self._lease_unmuted(session, limit - len(rows), busy, token)
+            if not leased:
+                return [], False
+            claimed: list[Claimed] = []
+            settled = 0
+            # Per notifier, what its first row's `prepare` made (adapter class, config, context): the claim's
+            # other rows for it reuse them, so each claim reads and unseals a notifier once.
+            reusable: dict[str, tuple[type[Adapter[Any]], Any, AdapterContext] | None] = {}
+            for row in leased:
+                base = None if row.deferred else reusable.get(row.notifier_id)
+                if base is not None:
+                    adapter_cls, config, context = base
+                    plan = Plan(adapter_cls(config, replace(context, message_id=row.id)), _event(row.event))
+                else:  # the first row of its notifier, and the rare cases (deleted, muted, deferred, paced)
+                    delivery = await session.get(Delivery, row.id)
+                    assert delivery is not None
+                    prepared = await prepare(session, env, delivery, await session.get(Notifier, row.notifier_id))
+                    if isinstance(prepared, str):
+                        settled += 1
+                        delivery.claimed_until = delivery.claim_token = None
+                        if delivery.next_attempt_at is not None and delivery.status != "superseded":
+                            self._wake_at(delivery.next_attempt_at)
+                        continue
+                    plan = prepared
+                    if not row.deferred and row.kind != "notifier.test" and row.notifier_id not in reusable:
+                        adapter = plan.adapter  # a test message ignores a mute: it tells nothing of the others
+                        paced = adapter.pacing_key(adapter.config) and adapter.min_interval > 0
+                        reusable[row.notifier_id] = None if paced else (type(adapter), adapter.config, adapter.context)
+                claimed.append(
+                    Claimed(row.id, row.notifier_id, token, row.claimed_until, row.attempts, row.max_attempts, plan)
+                )
+            await session.commit()
+        # More may be due: a full batch, or a stream whose head was settled (its next message is now the head).
+        return claimed, len(leased) == limit or settled > 0
+
+    async def _lease_unmuted(self, session: AsyncSession, limit: int, busy: list[str], token: str) -> list[Lease]:
+        """Lease deferred stream heads whose notifier's mute has ended (or was lifted early)."""
+        free_of_lease = (Delivery.claimed_until.is_(None)) | (Delivery.claimed_until < func.now())
+        muted = exists().where(Notifier.id == Delivery.notifier_id, Notifier.disabled_until > func.now())
         stmt = (
             select(Delivery)
-            .where(Delivery.status.in_(("pending", "retrying")), Delivery.next_attempt_at <= func.now())
-            .order_by(Delivery.next_attempt_at)
-            .limit(1)
-            .with_for_update(skip_locked=True)
+            .where(
+                Delivery.status == "deferred",
+                ~muted,
+                free_of_lease,
+                Delivery.notifier_id.not_in(busy),
+                streams.is_head(),
+            )
+            .order_by(Delivery.seq)
+            .limit(limit)
+            .with_for_update(skip_locked=True, of=Delivery)
         )
-        delivery = (await session.execute(stmt)).scalar_one_or_none()
-        if delivery is None:
-            return None
-        outcome = await attempt(session, env, delivery)
-        await session.commit()
-        return outcome
+        lease_until = utcnow() + timedelta(seconds=self.env.settings.delivery_lease_seconds)
+        leased = []
+        for d in (await session.execute(stmt)).scalars():
+            d.claimed_until, d.claim_token = lease_until, token
+            leased.append(Lease(d.id, d.notifier_id, d.kind, None, d.attempts, d.max_attempts, lease_until, True))
+        return leased
+
+    # -- sending --------------------------------------------------------------------------------------------
+
+    def _dispatch(self) -> None:
+        """Start the claimed sends that have a slot: free in the process and in their destination's share."""
+        in_flight = sum(self.sending.values())
+        margin = timedelta(seconds=self.env.settings.delivery_lease_seconds / 2)
+        stale: list[Claimed] = []
+        for notifier_id in list(self.queued):
+            waiting = self.queued[notifier_id]
+            while waiting and in_flight < self.capacity and self.sending[notifier_id] < self.per_destination:
+                claimed = waiting.popleft()
+                if claimed.lease_until - utcnow() < margin:
+                    # Waited half its lease for a slot: the send might outlive the lease; given back to be claimed
+                    # again (here or elsewhere).
+                    log.warning("delivery %s: lease too short to send now; it is claimed again", claimed.delivery_id)
+                    stale.append(claimed)
+                    continue
+                self.sending[notifier_id] += 1
+                in_flight += 1
+                task = asyncio.create_task(self._send(claimed))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+            if not waiting:
+                del self.queued[notifier_id]
+        if stale:
+            task = asyncio.create_task(self._release(stale))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def _send(self, claimed: Claimed) -> None:
+        try:
+            started, clock = utcnow(), time.monotonic()
+            result = await send_once(claimed.plan.adapter, claimed.plan.event)
+            duration_ms = int((time.monotonic() - clock) * 1000)
+        finally:
+            self.sending[claimed.notifier_id] -= 1
+            if self.sending[claimed.notifier_id] <= 0:
+                del self.sending[claimed.notifier_id]
+            self._dispatch()  # the destination's next claimed message goes now
+        recorded: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
+        self._outcomes.append(Sent(claimed, result, started, duration_ms, recorded))
+        if self._recorder is None or self._recorder.done():
+            self._recorder = asyncio.create_task(self._record_all())
+        next_at, has_next = await recorded
+        self.attempted += 1
+        if next_at is not None:
+            self._wake_at(next_at)
+        # Claim again when the stream's next message is now due, or the destination's queue runs low; not
+        # after every send (a claim that finds nothing still costs a round trip).
+        if has_next or self._waiting(claimed.notifier_id) < self.per_destination:
+            self._claim_wanted = True
+            self.wake()
+
+    async def _record_all(self) -> None:
+        """Record outcomes in batches: every outcome that came in during a write goes in the next one."""
+        while self._outcomes:
+            batch, self._outcomes = self._outcomes, []
+            try:
+                due_again = await self._write(batch)
+            except Exception:
+                # Their leases run out and the rows are claimed again: sent twice rather than never.
+                log.exception("recording %d delivery outcomes failed", len(batch))
+                due_again = {}
+            for outcome in batch:
+                if not outcome.recorded.done():
+                    outcome.recorded.set_result(due_again.get(outcome.claimed.delivery_id, (None, False)))
+
+    async def _write(self, batch: list[Sent]) -> dict[str, Recorded]:
+        """One short transaction for the batch, each row only if its lease is still ours; returns when each is
+        due again."""
+        env, now = self.env, utcnow()
+        results = [outcome_of(env, s.claimed.attempts + 1, s.claimed.max_attempts, s.result, now) for s in batch]
+        async with env.sessionmaker() as session:
+            conn = await driver_connection(session)
+            kept = {
+                r["id"]: r["has_next"]
+                for r in await conn.fetch(
+                    RECORD,
+                    [s.claimed.delivery_id for s in batch],
+                    [s.claimed.token for s in batch],
+                    [o.status for o in results],
+                    [s.claimed.attempts + 1 for s in batch],
+                    [s.started for s in batch],
+                    [s.result.status for s in batch],
+                    [o.error for o in results],
+                    [o.next_attempt_at for o in results],
+                )
+            }
+            mine = [(s, o) for s, o in zip(batch, results, strict=True) if s.claimed.delivery_id in kept]
+            for s in (s for s in batch if s.claimed.delivery_id not in kept):
+                log.warning("delivery %s: its lease ran out during the send; not recorded", s.claimed.delivery_id)
+            await conn.execute(
+                ATTEMPTS,
+                [s.claimed.delivery_id for s, _ in mine],
+                [s.claimed.attempts + 1 for s, _ in mine],
+                [s.started for s, _ in mine],
+                [s.duration_ms for s, _ in mine],
+                [s.result.ok for s, _ in mine],
+                [s.result.retryable for s, _ in mine],
+                [s.result.status for s, _ in mine],
+                [None if s.result.ok else (s.result.detail or "failed")[:ERROR_LIMIT] for s, _ in mine],
+            )
+            await session.commit()
+        return {s.claimed.delivery_id: (o.next_attempt_at, kept[s.claimed.delivery_id]) for s, o in mine}
+
+    # -- running --------------------------------------------------------------------------------------------
+
+    def wake(self) -> None:
+        """Claim again soon, in the background (server mode only); coalesces while a claim runs."""
+        if not self.serving:
+            return
+        if self._pumping:
+            self._again = True
+            return
+        self._pumping = True
+        self._pump_task = asyncio.create_task(self._pump_loop())
+
+    async def _pump_loop(self) -> None:
+        try:
+            while True:
+                self._again = False
+                try:
+                    await self.pump()
+                except Exception:
+                    log.exception("delivery claim failed; the worker's poll tries again")
+                if not self._again or not self.serving:
+                    return
+        finally:
+            self._pumping = False
+
+    def _wake_at(self, when: datetime) -> None:
+        if not self.serving:
+            return
+        delay = (when - utcnow()).total_seconds()
+        if delay > MAX_TIMER_SECONDS:
+            return
+        loop = asyncio.get_running_loop()
+        handle: asyncio.TimerHandle
+
+        def fire() -> None:
+            self._timers.discard(handle)
+            self.wake()
+
+        handle = loop.call_later(max(delay, 0.0) + 0.005, fire)
+        self._timers.add(handle)
+
+    async def run_due(self, limit: int) -> int:
+        """Send what is due now and wait for it (no server): returns the number of attempts made."""
+        before = self.attempted
+        self._claim_wanted = True
+        while True:
+            if self._claim_wanted:
+                self._claim_wanted = False
+                made = self.attempted - before
+                await self.pump(room=limit - made - len(self.tasks) - self._waiting())
+            if not self.tasks:
+                if self._claim_wanted:
+                    continue
+                return self.attempted - before
+            await asyncio.wait(set(self.tasks), return_when=asyncio.FIRST_COMPLETED)
+
+    async def stop(self, grace: float) -> None:
+        """Shutdown: claim nothing more and let the sends in flight finish (then record them)."""
+        self.serving = False
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
+        await self._release_queued()
+        pending = {t for t in (*self.tasks, self._pump_task, self._recorder) if t is not None and not t.done()}
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=grace)
+            for task in late:
+                task.cancel()  # its lease runs out and another process sends it
+
+    async def _release_queued(self) -> None:
+        waiting = [c for q in self.queued.values() for c in q]
+        self.queued.clear()
+        if waiting:
+            await self._release(waiting)
+
+    async def _release(self, waiting: list[Claimed]) -> None:
+        """Give back the leases of claimed rows not sent, so another process need not wait them out."""
+        try:
+            async with self.env.sessionmaker() as session:
+                for c in waiting:
+                    await session.execute(
+                        update(Delivery)
+                        .where(Delivery.id == c.delivery_id, Delivery.claim_token == c.token)
+                        .values(claimed_until=None, claim_token=None)
+                    )
+                await session.commit()
+        except Exception:
+            log.exception("releasing %d claimed deliveries failed; their leases run out", len(waiting))
 
 
-async def deliver_due(app_state: Any, *, limit: int = 200, lanes: int = LANES) -> int:
-    """Send what is due (at most `limit` attempts, `lanes` at a time); returns the number of attempts made."""
-    env: DeliveryEnv = app_state.delivery_env
-    attempted = 0
+def _event(stored: Any) -> Event:
+    if isinstance(stored, str | bytes):  # jsonb as text (asyncpg without a codec)
+        return msgspec.json.decode(stored, type=Event)
+    return msgspec.convert(stored, Event)
 
-    async def lane() -> None:
-        nonlocal attempted
-        while attempted < limit:
-            outcome = await claim_and_attempt(env)
-            if outcome is None:
-                return
-            if outcome == "attempted":
-                attempted += 1
 
-    try:
-        await asyncio.gather(*(lane() for _ in range(lanes)))
-    except Exception:
-        # The next tick tries again; what was claimed and not committed is simply due again.
-        log.exception("delivery worker tick failed")
-    return attempted
+def dispatcher_of(app_state: Any) -> Dispatcher:
+    """The process's dispatcher (made on first use), kept on the app's state."""
+    dispatcher: Dispatcher | None = getattr(app_state, "delivery_dispatcher", None)
+    if dispatcher is None:
+        dispatcher = Dispatcher(app_state.delivery_env)
+        app_state.delivery_dispatcher = dispatcher
+    return dispatcher
+
+
+def serve(app_state: Any) -> None:
+    """The scheduler job: run the dispatcher in the background and claim what is due now."""
+    dispatcher = dispatcher_of(app_state)
+    dispatcher.serving = True
+    dispatcher.wake()
+
+
+async def deliver_due(app_state: Any, *, limit: int = 200) -> int:
+    """Send what is due. In a server (the dispatcher runs in the background) this only wakes it and returns 0;
+    otherwise it sends at most `limit` and waits for them: returns the number of attempts made."""
+    dispatcher = dispatcher_of(app_state)
+    if dispatcher.serving:
+        dispatcher.wake()
+        return 0
+    return await dispatcher.run_due(limit)
+
+
+async def stop_dispatcher(app_state: Any, grace: float) -> None:
+    dispatcher: Dispatcher | None = getattr(app_state, "delivery_dispatcher", None)
+    if dispatcher is not None:
+        await dispatcher.stop(grace)
 
 
 class _State:
     delivery_env: DeliveryEnv
 
 
-async def run_until_idle(settings: Settings, *, max_ticks: int = 1000) -> int:
-    """Run ticks until nothing is due (for tools and tests that drive the worker outside a server)."""
-    engine = make_engine(settings.database_url or "", pool_size=LANES)
+async def _anything_due(env: DeliveryEnv) -> bool:
+    """Whether any process still has work due now (a stream head in flight elsewhere holds its successors)."""
+    async with env.sessionmaker() as session:
+        stmt = (
+            select(Delivery.id)
+            .where(
+                Delivery.status.in_(("pending", "retrying")), Delivery.next_attempt_at <= func.now(), streams.is_head()
+            )
+            .limit(1)
+        )
+        return (await session.execute(stmt)).scalar() is not None
+
+
+async def run_until_idle(settings: Settings, *, max_ticks: int = 100_000) -> int:
+    """Send until nothing is due anywhere (for tools and tests that drive the worker outside a server)."""
+    engine = make_engine(settings.database_url or "", pool_size=min(settings.delivery_concurrency, 20))
     notifier_env = build_notifier_env(settings)
     http = HttpSender(notifier_env.guard, timeout=settings.http_timeout_seconds)
     state = _State()
@@ -78,10 +523,12 @@ async def run_until_idle(settings: Settings, *, max_ticks: int = 1000) -> int:
     total = 0
     try:
         for _ in range(max_ticks):
-            made = await deliver_due(state)
+            made = await deliver_due(state, limit=1_000_000)
             total += made
             if made == 0:
-                break
+                if not await _anything_due(state.delivery_env):
+                    break
+                await asyncio.sleep(0.02)  # another process holds what is due; look again
     finally:
         await http.aclose()
         await engine.dispose()

@@ -191,7 +191,16 @@ async def test_two_worker_processes_share_the_queue(client, auth, httpserver, db
 
     httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
     n = await make_notifier(client, auth, "webhook", {"url": httpserver.url_for("/hook")})
-    ids = await enqueue(db, worker, n["id"], count=60)
+    # Six monitors' streams of ten messages: the processes share the streams, each stream goes in order.
+    streams: dict[str, list[str]] = {f"mon_{m}": [] for m in range(6)}
+    async with db() as s:
+        for _ in range(10):
+            for monitor_id, made in streams.items():
+                made.append(
+                    service.enqueue(s, worker.delivery_env, notifier_id=n["id"], event=EVENT, monitor_id=monitor_id).id
+                )
+        await s.commit()
+    ids = [i for made in streams.values() for i in made]
     env = {
         **os.environ,
         "BEACON_DATABASE_URL": local_settings.database_url or "",
@@ -212,6 +221,8 @@ async def test_two_worker_processes_share_the_queue(client, auth, httpserver, db
     counts = [int(out.strip().splitlines()[-1]) for out, _ in outputs]
     assert sum(counts) == 60 and all(c > 0 for c in counts), counts  # both took part, 60 sends in all
     assert Counter(received) == Counter(ids)  # every delivery arrived exactly once
+    for made in streams.values():
+        assert [i for i in received if i in made] == made  # in the order it was made, across processes
     async with db() as s:
         states = (await s.execute(text("SELECT status, count(*) FROM deliveries GROUP BY status"))).all()
     assert dict(states) == {"succeeded": 60}

@@ -1,0 +1,93 @@
+"""Delivery streams: the messages one destination must get in the order they were made.
+
+A stream is (monitor or routing group) x notifier. Its messages are sent one at a time, oldest first: a later
+one is not claimed while an earlier one is pending, retrying or deferred. A receiver that was down then gets
+"triggered" before "resolved" (a pager service fed them the other way round leaves an incident open).
+
+While the destination fails, nothing is superseded: every message is still sent, in order (a chat channel
+should show that the alert fired, even if it is over by now). Superseding is right only after a mute
+(`disabled_until`): a mute asks for silence, and when it ends the destination needs what is still true, not a
+replay of every change. So the stream's oldest message, deferred by the mute, is then superseded by the
+newest with everything between, and the newest is sent; if that newest is a monitor's "resolved" and the
+destination never heard the alert fire, nothing is sent at all (it already believes all is well).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, and_, exists, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from app.db.delivery import Delivery
+
+OPEN = ("pending", "retrying", "deferred")
+RESOLVED = "monitor.resolved"
+
+
+def stream_of(notifier_id: str, monitor_id: str | None, alert_group_key: str | None) -> str | None:
+    if alert_group_key is not None:
+        return f"group:{alert_group_key}:{notifier_id}"
+    if monitor_id is not None:
+        return f"monitor:{monitor_id}:{notifier_id}"
+    return None  # a test message stands alone
+
+
+def is_head() -> ColumnElement[bool]:
+    """No earlier message of the row's stream is still open (the claim's condition)."""
+    earlier = aliased(Delivery)
+    return or_(
+        Delivery.stream.is_(None),
+        ~exists().where(and_(earlier.stream == Delivery.stream, earlier.seq < Delivery.seq, earlier.status.in_(OPEN))),
+    )
+
+
+def _supersede(delivery: Delivery, reason: str, now: datetime) -> None:
+    delivery.status = "superseded"
+    delivery.error = reason
+    delivery.next_attempt_at = None
+    delivery.claimed_until = None
+    delivery.claim_token = None
+    delivery.updated_at = now
+
+
+async def settle_after_mute(session: AsyncSession, head: Delivery, now: datetime) -> bool:
+    """`head` was deferred by a mute that has ended: keep only what is still true. Returns False when `head`
+    itself is to be sent, True when it was superseded (the newest message, if any, is then due at once)."""
+    if head.stream is None:
+        return False
+    later = list(
+        (
+            await session.execute(
+                select(Delivery)
+                .where(Delivery.stream == head.stream, Delivery.seq > head.seq, Delivery.status.in_(OPEN))
+                .order_by(Delivery.seq)
+                .with_for_update()
+            )
+        ).scalars()
+    )
+    newest = later[-1] if later else head
+    for old in [head, *later[:-1]] if later else []:
+        _supersede(old, f"superseded by {newest.id}: the notifier was muted; its latest message is sent instead", now)
+    if newest.kind == RESOLVED and not await _fired_there(session, head.stream, head.seq):
+        _supersede(newest, "not sent: the alert fired and resolved while the notifier was muted", now)
+        return True
+    if newest is head:
+        return False
+    newest.next_attempt_at = now
+    newest.updated_at = now
+    return True
+
+
+async def _fired_there(session: AsyncSession, stream: str, before_seq: int) -> bool:
+    """Whether the destination last heard of this stream something other than "resolved"."""
+    last = (
+        await session.execute(
+            select(Delivery.kind)
+            .where(Delivery.stream == stream, Delivery.status == "succeeded", Delivery.seq < before_seq)
+            .order_by(Delivery.seq.desc())
+            .limit(1)
+        )
+    ).scalar_one_or_none()
+    return last is not None and last != RESOLVED

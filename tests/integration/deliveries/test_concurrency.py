@@ -1,0 +1,248 @@
+"""No transaction across a send, bounded concurrency, leases: a hanging destination beside a healthy one, and a
+worker process killed mid-send (its lease runs out, the row is sent by another)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+from sqlalchemy import text
+from werkzeug import Response
+
+from adapters import testing as kit
+from adapters.http import HttpSender
+from app.deliveries import service
+from app.deliveries.worker import deliver_due, serve, stop_dispatcher
+from tests.offline_dns import offline_delivery_env
+
+EVENT = kit.sample_events()["triggered"]
+
+
+class Hanging:
+    """A destination that accepts a request and never answers (until the client gives up)."""
+
+    def __init__(self) -> None:
+        self.arrivals: list[float] = []
+        self.open = 0
+        self.most_open = 0
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Hanging:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/hang"
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            self.arrivals.append(time.monotonic())
+            self.open += 1
+            self.most_open = max(self.most_open, self.open)
+            await reader.read()  # until the client hangs up
+            self.open -= 1
+        finally:
+            writer.close()
+
+
+async def notifier(client, auth, url: str) -> str:
+    r = await client.post("/v1/notifiers", headers=auth, json={"name": "n", "type": "webhook", "config": {"url": url}})
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+async def enqueue(db, env, notifier_id: str, monitors: list[str]) -> list[str]:
+    async with db() as s:
+        ids = [service.enqueue(s, env, notifier_id=notifier_id, event=EVENT, monitor_id=m).id for m in monitors]
+        await s.commit()
+    return ids
+
+
+@pytest.fixture
+async def server_worker(local_settings, db, request) -> AsyncIterator[SimpleNamespace]:
+    """The worker as in a server (background sends), with 1 s HTTP timeouts and 1 s backoff, and the process's
+    limits the test asks for (`concurrency`, `per_destination`); no poll: timers alone must keep the schedule."""
+    concurrency, per_destination = request.param
+    settings = replace(
+        local_settings,
+        http_timeout_seconds=1.0,
+        delivery_backoff_seconds=1.0,
+        delivery_concurrency=concurrency,
+        delivery_per_destination=per_destination,
+    )
+    env = offline_delivery_env(settings, db)
+    await env.http.aclose()
+    state = SimpleNamespace(delivery_env=replace(env, http=HttpSender(env.notifiers.guard, timeout=1.0)))
+    yield state
+    await stop_dispatcher(state, grace=3)
+    await state.delivery_env.http.aclose()
+
+
+async def attempts(db) -> list[dict]:
+    async with db() as s:
+        rows = await s.execute(
+            text("SELECT delivery_id, attempt, started_at, duration_ms FROM delivery_attempts ORDER BY started_at")
+        )
+        return [dict(r) for r in rows.mappings()]
+
+
+async def until(condition, seconds: float, step: float = 0.01) -> None:
+    """Poll (bounded) until `condition()` holds."""
+    for _ in range(int(seconds / step)):
+        if await condition():
+            return
+        await asyncio.sleep(step)
+
+
+@pytest.mark.parametrize("server_worker", [(32, 8)], indirect=True)
+async def test_a_hanging_destination_stalls_nobody(client, auth, httpserver, db, server_worker):
+    healthy_at: list[float] = []
+
+    def receive(request):
+        healthy_at.append(time.monotonic())
+        return Response("", status=204)
+
+    httpserver.expect_request("/ok", method="POST").respond_with_handler(receive)
+    async with Hanging() as hanging:
+        stuck = await notifier(client, auth, hanging.url)
+        fine = await notifier(client, auth, httpserver.url_for("/ok"))
+        env = server_worker.delivery_env
+        hung = await enqueue(db, env, stuck, [f"mon_{i}" for i in range(8)])
+        serve(server_worker)
+        await until(lambda: asyncio.sleep(0, len(hanging.arrivals) == 8), 5)  # the 8 sends are hanging now
+        assert len(hanging.arrivals) == 8, await attempts(db)
+        queued = time.monotonic()
+        await enqueue(db, env, fine, ["mon_ok"])
+        serve(server_worker)  # what the monitor loop's wake-up does
+        await until(lambda: asyncio.sleep(0, bool(healthy_at)), 5)
+        assert healthy_at and healthy_at[0] - queued < 0.5  # milliseconds, not the hanging sends' timeout
+        await asyncio.sleep(6.5)  # attempts 1-3 of the hanging ones: 1 s each, 1 s then 2 s of backoff between
+
+    log = [a for a in await attempts(db) if a["delivery_id"] in hung]
+    by_delivery = {
+        k: list(g)
+        for k, g in itertools.groupby(sorted(log, key=lambda a: a["delivery_id"]), key=lambda a: a["delivery_id"])
+    }
+    assert set(by_delivery) == set(hung)
+    for tries in by_delivery.values():
+        assert len(tries) >= 3, tries
+        for n, (a, b) in enumerate(itertools.pairwise(tries[:3]), start=1):
+            # Backoff after attempt n: between half and all of 1 s * 2^(n-1) (jitter), plus the worker's slack.
+            ended = a["started_at"] + timedelta(milliseconds=a["duration_ms"])
+            gap = (b["started_at"] - ended).total_seconds()
+            ceiling = 2 ** (n - 1)
+            assert ceiling / 2 - 0.05 <= gap <= ceiling + 0.3, (n, gap)
+
+
+@pytest.mark.parametrize("server_worker", [(4, 2)], indirect=True)
+async def test_one_destination_takes_only_its_share_of_the_slots(client, auth, httpserver, db, server_worker):
+    httpserver.expect_request("/ok", method="POST").respond_with_data("", status=204)
+    async with Hanging() as hanging:
+        stuck = await notifier(client, auth, hanging.url)
+        fine = await notifier(client, auth, httpserver.url_for("/ok"))
+        env = server_worker.delivery_env
+        await enqueue(db, env, stuck, [f"mon_{i}" for i in range(8)])
+        serve(server_worker)
+        await asyncio.sleep(0.3)
+        queued = time.monotonic()
+        await enqueue(db, env, fine, ["mon_ok"])
+        serve(server_worker)
+        await until(lambda: asyncio.sleep(0, bool(httpserver.log)), 5)
+        assert httpserver.log and time.monotonic() - queued < 0.5
+        await asyncio.sleep(1.5)
+        assert hanging.most_open == 2  # 2 of the process's 4 slots, the others free for everyone else
+
+
+async def test_a_killed_worker_leaves_its_row_to_another_after_the_lease(
+    client, auth, httpserver, db, worker, local_settings
+):
+    # The first request never gets an answer (the process sending it is killed); later ones succeed.
+    arrivals: list[str] = []
+
+    def receive(request):
+        arrivals.append(request.headers["webhook-id"])
+        if len(arrivals) == 1:
+            time.sleep(5)
+        return Response("", status=204)
+
+    httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
+    n = await notifier(client, auth, httpserver.url_for("/hook"))
+    (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+    env = {
+        **os.environ,
+        "BEACON_DATABASE_URL": local_settings.database_url or "",
+        "BEACON_SECRET_KEY": local_settings.secret_key or "",
+        "BEACON_ALLOW_PRIVATE_DESTINATIONS": "true",
+        "BEACON_DATA_DIR": str(local_settings.data_dir),
+        "BEACON_DELIVERY_LEASE_SECONDS": "3",
+        "BEACON_HTTP_TIMEOUT_SECONDS": "30",
+    }
+    code = (
+        "import asyncio; from app.settings import Settings; from app.deliveries.worker import run_until_idle; "
+        "asyncio.run(run_until_idle(Settings.from_env()))"
+    )
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code, env=env)
+    try:
+        await until(lambda: asyncio.sleep(0, bool(arrivals)), 30, step=0.05)
+        assert arrivals == [dlv]
+        claimed = await lease_of(db, dlv)
+        assert claimed["claim_token"] is not None and claimed["status"] == "pending"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        await proc.wait()
+    assert await deliver_due(worker) == 0  # still leased to the dead process: not sent twice meanwhile
+    await until(lambda: lease_over(db, dlv), 10, step=0.1)
+    assert await deliver_due(worker) == 1
+    done = await lease_of(db, dlv)
+    assert done["status"] == "succeeded" and done["attempts"] == 1 and done["claim_token"] is None
+    assert arrivals == [dlv, dlv]  # sent again: at least once, never lost
+
+
+async def lease_over(db, delivery_id: str) -> bool:
+    return (await lease_of(db, delivery_id))["lease_over"] is True
+
+
+async def lease_of(db, delivery_id: str) -> dict:
+    async with db() as s:
+        row = await s.execute(
+            text(
+                "SELECT status, attempts, claim_token, claimed_until < now() AS lease_over"
+                " FROM deliveries WHERE id = :id"
+            ),
+            {"id": delivery_id},
+        )
+        return dict(row.mappings().one())
+
+
+async def test_retry_is_refused_while_a_worker_holds_the_lease(client, auth, httpserver, db, worker):
+    httpserver.expect_request("/hook", method="POST").respond_with_data("", status=204)
+    n = await notifier(client, auth, httpserver.url_for("/hook"))
+    (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+    async with db() as s:  # what a claim leaves while its send is under way (no row lock held)
+        await s.execute(
+            text(
+                "UPDATE deliveries SET claimed_until = now() + interval '60 seconds', claim_token = 't' WHERE id = :id"
+            ),
+            {"id": dlv},
+        )
+        await s.commit()
+    r = await client.post(f"/v1/deliveries/{dlv}/retry", headers=auth)
+    assert r.status_code == 409 and "being sent" in r.json()["error"]["message"], r.text
+    assert httpserver.log == []  # not sent a second time beside the worker's send
+    assert await deliver_due(worker) == 0  # nor by another worker
