@@ -70,7 +70,7 @@ def _is_secret(t: msgspec.inspect.Type) -> bool:
 _SECRET_FIELDS: dict[type, frozenset[str]] = {}
 
 
-class AdapterConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+class AdapterConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
     """Base of every adapter's `Config`: unknown keys are refused, secret fields are masked in reprs."""
 
     @classmethod

@@ -1,6 +1,6 @@
 """The alerts, silences and routing pages in headless Chromium: a silence made from an alert (the button, the
 prefilled form, the alert then suppressed and why, expiring it), and the routing tree with its test form.
-Screenshots go to docs/screenshots/."""
+Screenshots as the other browser tests take them (docs/screenshots/ with BEACON_UPDATE_SCREENSHOTS=1)."""
 
 from __future__ import annotations
 
@@ -11,19 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.conftest import LiveServer, screenshot
-from tests.browser.test_console import _token, sign_in
-
-
-@pytest.fixture
-def token(database_url: str) -> str:
-    return _token(database_url, ["*"])
-
-
-@pytest.fixture
-def api(live_server: LiveServer, token: str) -> Any:
-    with httpx.Client(base_url=live_server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
-        yield client
+from tests.browser.conftest import LiveServer, screenshot, sign_in
 
 
 @pytest.fixture

@@ -48,6 +48,6 @@ def test_navigation_follows_the_scopes():
     assert [i.key for i in nav_for(only_monitors)] == ["monitors"]
     assert home_of(only_monitors) == "/ui/monitors"
     admin = Principal("t", frozenset({"*"}), None)
-    assert [i.key for i in nav_for(admin)] == ["datasets", "monitors", "notifiers"]
+    assert [i.key for i in nav_for(admin)] == ["datasets", "monitors", "notifiers", "alerts", "silences", "routing"]
     assert nav_for(None) == []
     assert home_of(Principal("t", frozenset({"ingest"}), None)) == "/ui/datasets"  # which says what is missing
