@@ -120,7 +120,9 @@ def create_app(settings: Settings) -> Litestar:
         app.state.query_pool = query_pool
         app.state.sessionmaker = make_sessionmaker(engine)
         http = HttpSender(app.state.notifier_env.guard, timeout=settings.http_timeout_seconds)
-        app.state.delivery_env = DeliveryEnv(settings, app.state.notifier_env, http, app.state.sessionmaker)
+        app.state.delivery_env = DeliveryEnv(
+            settings, app.state.notifier_env, http, app.state.sessionmaker, metrics=app.state.metrics
+        )
         app.state.routing_env = RoutingEnv(app.state.delivery_env, counters=Counters(app.state.metrics))
         scheduler = start_scheduler(app, settings) if settings.run_scheduler else None
         if scheduler is not None:

@@ -128,5 +128,7 @@ class _Pending:
 
     def collect(self) -> Iterator[Metric]:
         yield GaugeMetricFamily(
-            "beacon_deliveries_pending", "Deliveries waiting to be sent (queued or retrying).", value=self.value
+            "beacon_deliveries_pending",
+            "Deliveries waiting to be sent (pending, retrying, or deferred by a mute).",
+            value=self.value,
         )

@@ -9,7 +9,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,6 +22,7 @@ from adapters.http import MAX_RETRY_AFTER_SECONDS, HttpSender, redact
 from app.db.delivery import Delivery, DeliveryAttempt
 from app.db.notifier import Notifier
 from app.deliveries import streams
+from app.metrics import Metrics
 from app.notifiers import service as notifiers
 from app.notifiers.service import NotifierEnv
 from app.settings import Settings
@@ -39,6 +40,7 @@ class DeliveryEnv:
     notifiers: NotifierEnv
     http: HttpSender
     sessionmaker: async_sessionmaker[AsyncSession]
+    metrics: Metrics = field(default_factory=Metrics)
 
 
 def retry_delay(
@@ -143,7 +145,9 @@ async def attempt(session: AsyncSession, env: DeliveryEnv, delivery: Delivery) -
         return plan
     started, clock = utcnow(), time.monotonic()
     result = await send_once(plan.adapter, plan.event)
-    record(session, env, delivery, result, started, int((time.monotonic() - clock) * 1000))
+    seconds = time.monotonic() - clock
+    done = record(session, env, delivery, result, started, int(seconds * 1000))
+    observe(env, delivery.id, delivery.notifier_id, plan.adapter.type, done, seconds)
     return "attempted"
 
 
@@ -190,6 +194,25 @@ def outcome_of(env: DeliveryEnv, attempts: int, max_attempts: int, result: Deliv
     return Outcome("failed", detail[:ERROR_LIMIT], None)
 
 
+def observe(env: DeliveryEnv, delivery_id: str, notifier_id: str, type_: str, done: Outcome, seconds: float) -> None:
+    """An attempt's outcome in the metrics, and in the log when it failed (a retry to come, or given up)."""
+    env.metrics.deliveries.labels(type_, done.status).inc()
+    env.metrics.delivery_duration.labels(type_).observe(seconds)
+    ids = {"delivery_id": delivery_id, "notifier_id": notifier_id, "notifier_type": type_}
+    if done.status == "retrying":
+        assert done.next_attempt_at is not None
+        log.warning(
+            "delivery %s to notifier %s failed; next attempt at %s: %s",
+            delivery_id,
+            notifier_id,
+            iso_ms(done.next_attempt_at),
+            done.error,
+            extra=ids,
+        )
+    elif done.status == "failed":
+        log.warning("delivery %s to notifier %s failed for good: %s", delivery_id, notifier_id, done.error, extra=ids)
+
+
 def record(
     session: AsyncSession,
     env: DeliveryEnv,
@@ -197,7 +220,7 @@ def record(
     result: DeliveryResult,
     started: datetime,
     duration_ms: int,
-) -> None:
+) -> Outcome:
     now = utcnow()
     delivery.claimed_until = delivery.claim_token = None
     delivery.attempts += 1
@@ -218,3 +241,4 @@ def record(
     done = outcome_of(env, delivery.attempts, delivery.max_attempts, result, now)
     delivery.status, delivery.error, delivery.next_attempt_at = done.status, done.error, done.next_attempt_at
     delivery.updated_at = now
+    return done

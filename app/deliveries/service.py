@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from sqlalchemy import select, text
+from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
@@ -16,7 +16,7 @@ from app.auth import Principal
 from app.db.delivery import Delivery, DeliveryAttempt
 from app.deliveries.schemas import STATUSES, AttemptOut, DeliveryOut, PreviewOut
 from app.deliveries.sending import DeliveryEnv, attempt
-from app.deliveries.streams import stream_of
+from app.deliveries.streams import OPEN, stream_of
 from app.errors import BeaconError, check_choice, not_found
 from app.notifiers import service as notifiers
 from app.pagination import CursorCodec, ListEnvelope, paginate
@@ -236,11 +236,11 @@ async def retry(session: AsyncSession, env: DeliveryEnv, delivery_id: str) -> De
 
 
 async def pending_deliveries(engine: AsyncEngine) -> int | None:
-    """Deliveries still to send (the `/metrics` queue depth); None while the database cannot be reached, so a
-    scrape still answers with the process's own metrics."""
+    """Deliveries still to send, deferred ones too (the `/metrics` queue depth); None while the database cannot be
+    reached, so a scrape still answers with the process's own metrics."""
     try:
         async with engine.connect() as conn:
-            found = await conn.scalar(text("SELECT count(*) FROM deliveries WHERE status IN ('pending', 'retrying')"))
+            found = await conn.scalar(select(func.count()).select_from(Delivery).where(Delivery.status.in_(OPEN)))
     except (OSError, DBAPIError):
         return None
     return int(found or 0)

@@ -41,7 +41,7 @@ from app.db.delivery import Delivery
 from app.db.engine import driver_connection, make_engine, make_sessionmaker
 from app.db.notifier import Notifier
 from app.deliveries import streams
-from app.deliveries.sending import ERROR_LIMIT, DeliveryEnv, Plan, outcome_of, prepare, send_once
+from app.deliveries.sending import ERROR_LIMIT, DeliveryEnv, Plan, observe, outcome_of, prepare, send_once
 from app.notifiers.service import build_notifier_env
 from app.settings import Settings
 from app.timefmt import utcnow
@@ -366,6 +366,9 @@ class Dispatcher:
                 [None if s.result.ok else (s.result.detail or "failed")[:ERROR_LIMIT] for s, _ in mine],
             )
             await session.commit()
+        for sent, done in mine:
+            c = sent.claimed
+            observe(env, c.delivery_id, c.notifier_id, c.plan.adapter.type, done, sent.duration_ms / 1000)
         return {s.claimed.delivery_id: (o.next_attempt_at, kept[s.claimed.delivery_id]) for s, o in mine}
 
     # -- running --------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ loop, and a process that dies mid-evaluation leaves the monitor due, with nothin
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -39,6 +40,9 @@ SAVEPOINT_OPEN = "monitor_savepoint_in"
 KIND_WORDS = {"triggered": "alerting", "resolved": "resolved", "no_data": "no data", "error": "error"}
 
 
+log = logging.getLogger("beacon.monitors")
+
+
 @dataclass
 class Report:
     """What one evaluation found and did (for the evaluate endpoint and the scheduler's bookkeeping)."""
@@ -53,6 +57,28 @@ class Report:
     notifier_ids: list[str] = field(default_factory=list)
     deliveries: int = 0
     row: dict[str, Any] = field(default_factory=dict)  # the monitor row's new values (see `save`)
+
+
+def note_outcomes(env: DeliveryEnv, reports: Sequence[Report]) -> None:
+    """Committed evaluations in the metrics (by the state found), and each change of a monitor's state in the log."""
+    for report in reports:
+        state = report.step.state
+        env.metrics.monitor_evaluations.labels(state).inc()
+        if state != report.before:
+            monitor = report.monitor
+            log.info(
+                "monitor %s (%s): %s -> %s",
+                monitor.id,
+                monitor.name,
+                report.before,
+                state,
+                extra={
+                    "monitor_id": monitor.id,
+                    "state": state,
+                    "previous_state": report.before,
+                    "value": report.step.value,
+                },
+            )
 
 
 def link(env: DeliveryEnv, monitor_id: str) -> str:

@@ -440,6 +440,7 @@ async def evaluate_now(
     else:
         await runner.save(session, [report])
         await session.commit()
+        runner.note_outcomes(env, [report])
     return out, report.deliveries
 
 

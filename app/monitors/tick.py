@@ -70,6 +70,7 @@ async def claim_and_evaluate(
             reports = await runner.evaluate_many(session, env, [(m, dataset_id) for m, dataset_id in rows], now=at)
             await runner.save(session, reports)
             await session.commit()
+            runner.note_outcomes(env, reports)
             return reports
         except Exception:
             await session.rollback()
@@ -95,6 +96,7 @@ async def _one(env: DeliveryEnv, at: datetime, monitor_id: str) -> list[runner.R
             report = await runner.evaluate(session, env, monitor, dataset_id, now=at, scheduled=True)
             await runner.save(session, [report])
             await session.commit()
+            runner.note_outcomes(env, [report])
             return [report]
         except Exception:
             log.exception("evaluating monitor %s failed; it runs again at its next interval", monitor_id)
@@ -140,7 +142,10 @@ async def evaluate_due(
             if reports is None:
                 return
             result.evaluated += len(reports)
-            result.lags.extend((r.now - r.row["v_last_due_at"]).total_seconds() for r in reports)
+            lags = [(r.now - r.row["v_last_due_at"]).total_seconds() for r in reports]
+            result.lags.extend(lags)
+            for lag in lags:
+                env.metrics.monitor_lag.observe(lag)
             queued = sum(r.deliveries for r in reports)
             if queued:
                 result.deliveries += queued

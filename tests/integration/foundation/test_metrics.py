@@ -57,3 +57,49 @@ async def test_metrics_need_no_token_and_count_refusals(client):
     _, found = await scrape(client)
     refused = (("method", "GET"), ("route", "/v1/tokens"), ("status", "401"))
     assert found[("beacon_http_requests_total", refused)] == 1
+
+
+async def test_deliveries_and_monitor_evaluations_are_counted_and_failures_logged(
+    make_app, admin_token, httpserver, caplog
+):
+    from litestar.testing import AsyncTestClient
+
+    auth = {"Authorization": f"Bearer {admin_token}"}
+    httpserver.expect_request("/ok").respond_with_data("", status=204)
+    httpserver.expect_request("/down").respond_with_data("busy", status=503)
+    async with AsyncTestClient(app=make_app(allow_private_destinations=True)) as client:
+        ids = {}
+        for name in ("ok", "down"):
+            body = {"name": name, "type": "webhook", "config": {"url": httpserver.url_for(f"/{name}")}}
+            ids[name] = (await client.post("/v1/notifiers", headers=auth, json=body)).json()["id"]
+            assert (await client.post(f"/v1/notifiers/{ids[name]}/test", headers=auth)).status_code == 201
+        r = await client.post(
+            "/v1/ingest/web", headers={**auth, "Content-Type": "application/x-ndjson"}, content='{"status": 500}\n'
+        )
+        assert r.json()["ingested"] == 1
+        monitor = {
+            "name": "errors",
+            "type": "threshold",
+            "apl": "['web'] | where status >= 500 | summarize count()",
+            "operator": "above",
+            "threshold": 0,
+            "interval_seconds": 60,
+            "range_seconds": 600,
+            "notifier_ids": [ids["ok"]],
+        }
+        r = await client.post("/v1/monitors", headers=auth, json=monitor)
+        assert r.status_code == 201, r.text
+        mon = r.json()["id"]
+        with caplog.at_level("INFO", logger="beacon"):
+            assert (await client.post(f"/v1/monitors/{mon}/evaluate", headers=auth, json={})).status_code == 200
+        _, found = await scrape(client)
+
+    assert found[("beacon_deliveries_total", (("outcome", "succeeded"), ("type", "webhook")))] == 1
+    assert found[("beacon_deliveries_total", (("outcome", "retrying"), ("type", "webhook")))] == 1
+    assert found[("beacon_delivery_duration_seconds_count", (("type", "webhook"),))] == 2
+    assert found[("beacon_deliveries_pending", ())] == 2  # the failed test, to retry; the trigger, not yet sent
+    assert found[("beacon_monitor_evaluations_total", (("outcome", "alerting"),))] == 1
+    changes = [r for r in caplog.records if r.name == "beacon.monitors" and r.levelname == "INFO"]
+    assert [(r.monitor_id, r.previous_state, r.state) for r in changes] == [(mon, "ok", "alerting")]
+    failed = [r for r in caplog.records if r.name == "beacon.deliveries" and r.levelname == "WARNING"]
+    assert len(failed) == 1 and failed[0].notifier_id == ids["down"] and "HTTP 503" in failed[0].getMessage()
