@@ -40,6 +40,10 @@ import httpx
 import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.serve import cpu_seconds, tree_cpu_seconds  # noqa: E402
+
 SERVICES = ["checkout", "search", "auth", "catalog", "payments", "gateway"]
 PATHS = ["/api/v1/orders", "/api/v1/search", "/api/v1/login", "/api/v1/items", "/api/v1/pay", "/healthz"]
 METHODS = ["GET", "GET", "GET", "POST", "PUT", "DELETE"]
@@ -212,22 +216,6 @@ async def backend_cpu(conn: asyncpg.Connection, db_name: str, known: dict[int, f
         total += now - known.get(row["pid"], 0.0)
         known[row["pid"]] = now
     return total
-
-
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU seconds of a process and its live descendants (the worker processes of `beacon serve --workers`)."""
-    total = cpu_seconds(pid)
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except FileNotFoundError:
-        return total
-    return total + sum(tree_cpu_seconds(int(c)) for c in children)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process has used so far (from /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def copy_rows(events: list[dict[str, Any]], dataset_id: int) -> list[tuple[Any, ...]]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import sys
 import time
@@ -40,7 +39,7 @@ import asyncpg
 import httpx
 
 from app.settings import asyncpg_dsn
-from bench.serve import finish, scratch_database, start_beacon, wait_ready, webhook_notifier
+from bench.serve import finish, scratch_database, start_beacon, tree_cpu_seconds, wait_ready, webhook_notifier
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = 50  # monitors watch key i % 50: 20 monitors per key
@@ -158,11 +157,6 @@ async def bare_posts(url: str, n: int = 200) -> list[float]:
             r.raise_for_status()
             out.append(time.perf_counter() - started)
     return out
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def bare_shared(dsn: str, n: int, span: float) -> float:
@@ -383,7 +377,7 @@ async def main() -> None:
 
             conn = await asyncpg.connect(dsn)
             t_start = time.time()
-            cpu_start = cpu_seconds(proc.pid)
+            cpu_start = tree_cpu_seconds(proc.pid)
             received_before = len(receiver.got)
             seen: dict[tuple[str, datetime], float] = {}
             while time.time() - t_start < args.seconds:
@@ -396,7 +390,7 @@ async def main() -> None:
                             row["last_evaluated_at"] - row["last_due_at"]
                         ).total_seconds()
                 await asyncio.sleep(1.0)
-            cpu = cpu_seconds(proc.pid) - cpu_start
+            cpu = tree_cpu_seconds(proc.pid) - cpu_start
             wall = time.time() - t_start
             stop.set()
             events_sent = await feeder
@@ -449,7 +443,7 @@ async def main() -> None:
             f"over 4 connections: {bare:.0f} queries/s; ratio {burst / bare:.2f}"
         )
         print(
-            f"server process CPU during the measured window: {cpu:.1f} s of {wall:.0f} s "
+            f"server processes' CPU during the measured window: {cpu:.1f} s of {wall:.0f} s "
             f"({cpu / wall * 100:.0f} % of one core)"
         )
     finally:

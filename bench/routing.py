@@ -30,8 +30,8 @@ import asyncpg
 import httpx
 
 from app.settings import asyncpg_dsn
-from bench.monitors import Receiver, cpu_seconds, pct
-from bench.serve import finish, scratch_database, start_beacon, wait_ready, webhook_notifier
+from bench.monitors import Receiver, pct
+from bench.serve import finish, scratch_database, start_beacon, tree_cpu_seconds, wait_ready, webhook_notifier
 
 BATCH = 100
 
@@ -91,7 +91,7 @@ async def main() -> None:
             until = datetime.now(UTC) + timedelta(hours=1)
             first_post: dict[str, float] = {}
             post_seconds: list[float] = []
-            started, cpu_start = time.time(), cpu_seconds(proc.pid)
+            started, cpu_start = time.time(), tree_cpu_seconds(proc.pid)
             for b in range(batches):
                 due = started + b * args.seconds / batches
                 await asyncio.sleep(max(0.0, due - time.time()))
@@ -119,7 +119,7 @@ async def main() -> None:
             while len(firsts()) < args.groups and time.time() < deadline:  # noqa: ASYNC110 - polls the receiver
                 await asyncio.sleep(0.2)
             done = time.time()
-            cpu = cpu_seconds(proc.pid) - cpu_start
+            cpu = tree_cpu_seconds(proc.pid) - cpu_start
             await asyncio.sleep(3)  # room for a duplicate to show up, if there were one
         conn = await asyncpg.connect(asyncpg_dsn(url))
         try:

@@ -94,3 +94,19 @@ async def finish(proc: subprocess.Popen[str] | None, admin: asyncpg.Connection, 
             proc.kill()
     await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     await admin.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and its live descendants (the worker processes of `beacon serve --workers`)."""
+    total = cpu_seconds(pid)
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except FileNotFoundError:
+        return total
+    return total + sum(tree_cpu_seconds(int(c)) for c in children)
