@@ -13,25 +13,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from app.cli_client.common import connection_options
+
 if TYPE_CHECKING:
     from app.client import Alert, AlertGroup, Routing, RoutingTest, Silence
 
 F = TypeVar("F", bound=Callable[..., Any])
-DEFAULT_URL = "http://127.0.0.1:8000"  # as app.client.retrying.DEFAULT_URL, without importing the client here
 MAX_CELL = 60
-
-
-def _connection(func: F) -> F:
-    func = click.option("--token", envvar="BEACON_TOKEN", help="API token [env BEACON_TOKEN].")(func)
-    return click.option(
-        "--url",
-        "--server",
-        "url",
-        envvar="BEACON_URL",
-        default=DEFAULT_URL,
-        show_default=True,
-        help="Beacon's address [env BEACON_URL].",
-    )(func)
 
 
 def _format(*choices: str) -> Callable[[F], F]:
@@ -112,7 +100,7 @@ def _groups_text(groups: Sequence[AlertGroup]) -> str:
 @click.option("--state", type=click.Choice(["firing", "suppressed", "resolved"]), help="Only alerts in this state.")
 @click.option("--groups", is_flag=True, help="Show the groups the routing tree forms of them.")
 @_format("table", "json")
-@_connection
+@connection_options
 def alerts(filters: tuple[str, ...], state: str | None, groups: bool, fmt: str, url: str, token: str | None) -> None:
     """List alerts, newest first, with their state and why a suppressed one is (silence, inhibition, mute)."""
     from app.cli_client.common import make_client, reporting
@@ -143,7 +131,7 @@ def silence() -> None:
 @click.option("--starts-at", help="RFC 3339 start (default now); before it the silence is pending.")
 @click.option("--comment", required=True, help="Why (shown with the silence).")
 @click.option("--created-by", help="Who (default: the token's id).")
-@_connection
+@connection_options
 def silence_add(
     matchers: tuple[str, ...],
     duration: str | None,
@@ -202,7 +190,7 @@ def _silence_rows(found: Sequence[Silence]) -> list[list[str]]:
 @silence.command("list")
 @click.option("--state", type=click.Choice(["pending", "active", "expired"]), help="Only silences in this state.")
 @_format("table", "json")
-@_connection
+@connection_options
 def silence_list(state: str | None, fmt: str, url: str, token: str | None) -> None:
     """List silences, newest first."""
     from app.cli_client.common import make_client, reporting
@@ -220,7 +208,7 @@ def silence_list(state: str | None, fmt: str, url: str, token: str | None) -> No
 
 @silence.command("expire")
 @click.argument("silence_ids", nargs=-1, required=True)
-@_connection
+@connection_options
 def silence_expire(silence_ids: tuple[str, ...], url: str, token: str | None) -> None:
     """End silences now (they are kept, as expired)."""
     from app.cli_client.common import make_client, reporting
@@ -297,7 +285,7 @@ def tree_text(doc: Routing) -> str:
 
 @routing.command("show")
 @_format("tree", "json")
-@_connection
+@connection_options
 def routing_show(fmt: str, url: str, token: str | None) -> None:
     """Print the routing document: as a readable tree, or as the JSON that `PUT /v1/routing` takes."""
     from app.cli_client.common import make_client, reporting
@@ -328,7 +316,7 @@ def test_text(result: RoutingTest) -> str:
 @routing.command("test")
 @click.argument("labels", nargs=-1, required=True)
 @_format("text", "json")
-@_connection
+@connection_options
 def routing_test(labels: tuple[str, ...], fmt: str, url: str, token: str | None) -> None:
     """Which routes, notifiers and group an alert with LABELS (name=value ...) would get now, and whether it would
     be silenced, inhibited or muted; nothing is sent."""

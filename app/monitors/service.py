@@ -172,20 +172,8 @@ def _alerting_groups(m: Monitor) -> list[dict[str, Any]]:
     return [series[k].get("group", {}) for k in alerting[:MAX_GROUPS_SHOWN]]
 
 
-async def _routes_of(session: AsyncSession, monitor_ids: Sequence[str]) -> dict[str, list[str]]:
-    stmt = (
-        select(MonitorNotifier.monitor_id, MonitorNotifier.notifier_id)
-        .where(MonitorNotifier.monitor_id.in_(list(monitor_ids)))
-        .order_by(MonitorNotifier.monitor_id, MonitorNotifier.position)
-    )
-    found: dict[str, list[str]] = {i: [] for i in monitor_ids}
-    for monitor_id, notifier_id in (await session.execute(stmt)).all():
-        found[monitor_id].append(notifier_id)
-    return found
-
-
 async def render(session: AsyncSession, monitor: Monitor) -> MonitorOut:
-    return to_out(monitor, (await _routes_of(session, [monitor.id]))[monitor.id])
+    return to_out(monitor, (await runner.routes_of(session, [monitor.id]))[monitor.id])
 
 
 def _definition(data: MonitorCreate) -> Definition:
@@ -299,7 +287,7 @@ async def list_monitors(
         limit=limit,
         cursor=cursor,
     )
-    routes = await _routes_of(session, [m.id for m in page.data])
+    routes = await runner.routes_of(session, [m.id for m in page.data])
     return ListEnvelope(
         data=[to_out(m, routes[m.id]) for m in page.data], has_more=page.has_more, next_cursor=page.next_cursor
     )
