@@ -21,6 +21,7 @@ What belongs to a dataset:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import ColumnElement, exists, or_, select, true
 from sqlalchemy.orm import InstrumentedAttribute
@@ -29,6 +30,7 @@ from app.auth import Principal
 from app.db.annotation import Annotation
 from app.db.delivery import Delivery
 from app.db.monitor import Monitor
+from app.errors import BeaconError
 
 
 def require_datasets(who: Principal, names: Iterable[str]) -> None:
@@ -57,3 +59,18 @@ def delivery_filter(who: Principal) -> ColumnElement[bool]:
         return true()
     own_monitor = exists(select(Monitor.id).where(Monitor.id == Delivery.monitor_id, Monitor.dataset.in_(who.datasets)))
     return or_(Delivery.monitor_id.is_(None), own_monitor)
+
+
+def require_unlimited(who: Principal, what: str) -> None:
+    """For what concerns every dataset (external alerts, silences, the routing document): 403 for a token limited
+    to datasets."""
+    if who.datasets is not None:
+        raise BeaconError("insufficient_scope", f"A token limited to datasets cannot change {what}.")
+
+
+def alert_clause(who: Principal, param: int) -> tuple[str, list[Any]]:
+    """The alerts (the `alerts` table, raw SQL: routing reads it through asyncpg) the token may see: a SQL
+    condition using `$param`, and the arguments it takes."""
+    if who.datasets is None:
+        return "true", []
+    return f"dataset = ANY(${param}::text[])", [list(who.datasets)]

@@ -13,6 +13,7 @@ from datetime import datetime
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_unlimited
 from app.auth import Principal
 from app.db.engine import driver_connection
 from app.errors import BeaconError, check_choice, not_found
@@ -31,7 +32,6 @@ from app.routing.schemas import (
     RoutingStatus,
     RoutingTestOut,
 )
-from app.routing.silences import require_unlimited
 from app.routing.suppression import Suppressor, load
 from app.timefmt import iso_ms
 from app.timeparams import to_ms
@@ -51,10 +51,7 @@ async def post_alerts(
     session: AsyncSession, env: RoutingEnv, who: Principal, alerts: Sequence[AlertPost]
 ) -> AlertsReceived:
     """Store posted alerts (firing, or resolved with an `ends_at` in the past); the routing job groups them."""
-    if who.datasets is not None:
-        raise BeaconError(
-            "insufficient_scope", "External alerts belong to no dataset: a token limited to datasets cannot post them."
-        )
+    require_unlimited(who, "external alerts (they belong to no dataset)")
     if len(alerts) > MAX_ALERTS_PER_POST:
         raise BeaconError(
             "invalid_field", f"At most {MAX_ALERTS_PER_POST} alerts per request; got {len(alerts)}.", param="alerts"

@@ -11,6 +11,7 @@ from msgspec import UNSET
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_unlimited
 from app.auth import Principal
 from app.db.silence import Silence
 from app.errors import BeaconError, check_choice, not_found
@@ -40,13 +41,6 @@ def to_out(s: Silence, now: datetime) -> SilenceOut:
         created_at=iso_ms(s.created_at),
         updated_at=iso_ms(s.updated_at),
     )
-
-
-def require_unlimited(who: Principal, what: str) -> None:
-    """Silences and the routing document concern every dataset's alerts: a dataset-limited token may read them
-    but not change them."""
-    if who.datasets is not None:
-        raise BeaconError("insufficient_scope", f"A token limited to datasets cannot change {what}.")
 
 
 def _matchers(texts: list[str]) -> list[Matcher]:

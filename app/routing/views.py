@@ -14,6 +14,7 @@ from typing import Any
 
 import asyncpg
 
+from app.access import alert_clause
 from app.auth import Principal
 from app.routing.labels import Labels, fingerprint
 from app.routing.matchers import Matcher, all_match
@@ -43,12 +44,6 @@ class AlertFilter:
         if self.muted is not None and self.muted != bool(out.muted_by):
             return False
         return self.notifier_ids is None or not self.notifier_ids.isdisjoint(notifiers)
-
-
-def visible_clause(who: Principal, param: int) -> tuple[str, list[Any]]:
-    if who.datasets is None:
-        return "true", []
-    return f"dataset = ANY(${param}::text[])", [list(who.datasets)]
 
 
 def render(row: Mapping[str, Any], suppressor: Suppressor) -> AlertOut:
@@ -81,7 +76,7 @@ async def scan(
     after: tuple[datetime, str] | None = None,
 ) -> AsyncGenerator[tuple[AlertOut, tuple[datetime, str]], None]:
     """Alerts newest first (by `starts_at`, then fingerprint) with their sort keys, filtered; read in batches."""
-    visible, args = visible_clause(who, 1)
+    visible, args = alert_clause(who, 1)
     cursor = after
     while True:
         where, params = visible, list(args)
@@ -113,7 +108,7 @@ def notifiers_of(suppressor: Suppressor, labels: Mapping[str, str]) -> list[str]
 
 
 async def one(conn: asyncpg.Connection, who: Principal, suppressor: Suppressor, fp: str) -> AlertOut | None:
-    visible, args = visible_clause(who, 2)
+    visible, args = alert_clause(who, 2)
     row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM alerts WHERE fingerprint = $1 AND {visible}", fp, *args)
     return None if row is None else render(row, suppressor)
 

@@ -19,6 +19,7 @@ from litestar.params import QueryParameter
 from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_unlimited
 from app.auth import Principal
 from app.errors import BeaconError
 from app.pagination import MAX_LIMIT, CursorCodec
@@ -95,7 +96,7 @@ async def silence_form(request: Request[Any, Any, Any], db: AsyncSession, alert:
     """The new-silence form; `?alert=<fingerprint>` fills its matchers with that alert's labels."""
     who = await signed_in(request)
     who.require_scope("silences:write")
-    silences.require_unlimited(who, "silences")
+    require_unlimited(who, "silences")
     if not alert:
         return _form_page(request, who)
     found = await routing.get_alert(db, request.app.state.routing_env, who, alert)  # 404 for an alert it cannot see
