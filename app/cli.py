@@ -132,6 +132,12 @@ def serve(host: str, port: int, workers: int | None) -> None:
     from app.logs import configure_logging
 
     workers = workers or _cpu_count()
+    # Links (notifications, error docs, the console) name the address served, unless BEACON_BASE_URL says
+    # otherwise (behind a proxy, say).
+    shown_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    os.environ.setdefault(
+        "BEACON_BASE_URL", f"http://{'[' + shown_host + ']' if ':' in shown_host else shown_host}:{port}"
+    )
     settings = _settings()
     configure_logging(settings.log_level, settings.log_format)
     upgrade(settings.database_url or "")

@@ -85,5 +85,7 @@ def configure_logging(level: str = "info", fmt: str = "text") -> None:
     for name in ("uvicorn", "uvicorn.error"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
+    # The embedded PostgreSQL's wrapper narrates each command it runs; its warnings and errors still show.
+    logging.getLogger("pgserver").setLevel(logging.WARNING)
     # Beacon writes its own access line (with the request id, app/request_log.py); uvicorn's would repeat it.
     logging.getLogger("uvicorn.access").disabled = True

@@ -231,8 +231,9 @@ def _time_warnings(builder: RowBuilder, ingested: int) -> list[ResultWarning]:
     return [
         ResultWarning(
             code="time_from_arrival",
-            message=f"{count:,} event{'s' if count != 1 else ''} had no `{field}` and "
-            f"{'were' if count != 1 else 'was'} stamped with the arrival time, but carry `{name}`{also}: "
+            message=f"{count:,} {'events' if count != 1 else 'event'} had no `{field}` and "
+            f"{'were' if count != 1 else 'was'} stamped with the arrival time, "
+            f"but {'carry' if count != 1 else 'carries'} `{name}`{also}: "
             f"pass `timestamp-field={name}` (and `timestamp-format` if it is not RFC 3339 or a unix time) "
             "to take the event time from it.",
             field=name,

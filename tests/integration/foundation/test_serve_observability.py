@@ -25,19 +25,25 @@ def test_json_logs_and_metrics_across_two_workers(database_url, tmp_path):
         base = f"http://127.0.0.1:{server.port}"
         auth = {"Authorization": f"Bearer {server.token}"}
         ids = [httpx.get(f"{base}/v1/tokens", headers=auth).headers["x-request-id"] for _ in range(12)]
+        # Links name the address served (no BEACON_BASE_URL set): an error's doc_url opens here.
+        refused = httpx.get(f"{base}/v1/tokens").json()["error"]
+        assert refused["doc_url"] == f"{base}/docs/errors#missing_token"
         time.sleep(2)
         counted = 0.0
         for family in text_string_to_metric_families(httpx.get(f"{base}/metrics").text):
             for s in family.samples:
-                if s.name == "beacon_http_requests_total" and s.labels.get("route") == "/v1/tokens":
+                ok = {"method": "GET", "route": "/v1/tokens", "status": "200"}
+                if s.name == "beacon_http_requests_total" and s.labels == ok:
                     counted += s.value
         assert counted == 12  # each worker answered some; the scrape, answered by one, counts all
     finally:
         server.stop()
     records = [json.loads(line) for line in server.lines if line.startswith("{")]
-    requests = [r for r in records if r["logger"] == "beacon.access" and r.get("path") == "/v1/tokens"]
+    requests = [
+        r for r in records if r["logger"] == "beacon.access" and r.get("path") == "/v1/tokens" and r["status"] == 200
+    ]
     assert sorted(r["request_id"] for r in requests) == sorted(ids)
-    assert all(r["status"] == 200 and r["method"] == "GET" and r["duration_ms"] >= 0 for r in requests)
+    assert all(r["method"] == "GET" and r["duration_ms"] >= 0 for r in requests)
     chatter = [line for line in server.lines if "Running job" in line or "executed successfully" in line]
     assert chatter == []
     assert not any("color_message" in r for r in records)
