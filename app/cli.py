@@ -103,6 +103,33 @@ def migrate() -> None:
     click.echo("migrations applied")
 
 
+# Connections one serve process may open at most (docs/scaling.md): requests and jobs 20, token checks and the
+# console 10, queries 10, rate limits 4.
+CONNECTIONS_PER_PROCESS = 44
+# Left for everything else: migrations, `beacon tokens`, psql, a second serve while the first stops.
+CONNECTIONS_SPARE = 10
+
+
+async def _max_connections(session: AsyncSession) -> int:
+    from sqlalchemy import text
+
+    return int((await session.execute(text("SHOW max_connections"))).scalar_one())
+
+
+def default_workers(max_connections: int, cpus: int) -> int:
+    """One process per CPU, as many as the database's connections allow (its `max_connections`, 100 unless
+    raised): a process that cannot connect answers 503s, so fewer processes serve better than too many."""
+    fit = max(1, (max_connections - CONNECTIONS_SPARE) // CONNECTIONS_PER_PROCESS)
+    if fit < cpus:
+        click.echo(
+            f"Serving with {fit} worker processes for {cpus} CPUs: PostgreSQL's max_connections ({max_connections}) "
+            f"allows {fit} at up to {CONNECTIONS_PER_PROCESS} connections each. Raise it (or put PgBouncer in "
+            "front) and pass --workers to use every CPU.",
+            err=True,
+        )
+    return min(cpus, fit)
+
+
 def _cpu_count() -> int:
     """The CPUs this process may run on (a container's or taskset's share, not the machine's)."""
     try:
@@ -131,7 +158,6 @@ def serve(host: str, port: int, workers: int | None) -> None:
     from app.db.migrate import upgrade
     from app.logs import configure_logging
 
-    workers = workers or _cpu_count()
     # Links (notifications, error docs, the console) name the address served, unless BEACON_BASE_URL says
     # otherwise (behind a proxy, say).
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
@@ -145,6 +171,8 @@ def serve(host: str, port: int, workers: int | None) -> None:
     if admin:
         click.echo("Created the first admin token. It is shown this once; keep it somewhere safe:")
         click.echo(admin)
+    if workers is None:
+        workers = default_workers(_run_db(settings, _max_connections), _cpu_count())
     # Worker processes rebuild their settings from the environment: hand them what was resolved here.
     os.environ["BEACON_DATABASE_URL"] = settings.database_url or ""
     os.environ["BEACON_SECRET_KEY"] = settings.secret_key or ""
