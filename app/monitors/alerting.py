@@ -213,7 +213,7 @@ async def _resolve_others(conn: Any, monitor_ids: Sequence[str], keep: Sequence[
     """store.resolve_others for several monitors: a fingerprint is one monitor's (its labels name it)."""
     await conn.execute(
         """
-        UPDATE alerts SET ends_at = $3, routing_pending = false, updated_at = $3
+        UPDATE alerts SET ends_at = $3, routing_pending = false, pending_since = NULL, updated_at = $3
         WHERE monitor_id = ANY($1::text[]) AND ends_at IS NULL AND NOT (fingerprint = ANY($2::text[]))
         """,
         list(monitor_ids),

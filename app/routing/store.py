@@ -60,8 +60,9 @@ class AlertInput:
 
 _UPSERT = """
 INSERT INTO alerts AS a (fingerprint, labels, annotations, source, monitor_id, dataset, starts_at, ends_at, timeout,
-                         generator_url, direct, routing_pending, created_at, updated_at)
-SELECT fp, l::jsonb, an::jsonb, src, mon, ds, st, en, tmo, gen, dir, pend, $14, $14
+                         generator_url, direct, routing_pending, pending_since, created_at, updated_at)
+SELECT fp, l::jsonb, an::jsonb, src, mon, ds, st, en, tmo, gen, dir, pend,
+       CASE WHEN pend THEN $14::timestamptz END, $14, $14
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
             $8::timestamptz[], $9::boolean[], $10::text[], $11::boolean[], $12::boolean[])
      AS i(fp, l, an, src, mon, ds, st, en, tmo, gen, dir, pend)
@@ -78,6 +79,10 @@ ON CONFLICT (fingerprint) DO UPDATE SET
     generator_url = EXCLUDED.generator_url,
     direct = EXCLUDED.direct,
     routing_pending = EXCLUDED.routing_pending,
+    -- A re-send while the alert still waits to be placed keeps its first arrival (group_wait counts from it).
+    pending_since = CASE WHEN NOT EXCLUDED.routing_pending THEN NULL
+                         WHEN a.routing_pending THEN a.pending_since
+                         ELSE EXCLUDED.pending_since END,
     updated_at = EXCLUDED.updated_at
 """
 
@@ -124,7 +129,7 @@ async def resolve_others(conn: asyncpg.Connection, monitor_id: str, keep: Sequen
     """Resolve the monitor's open-ended alerts that are not in `keep` (the monitor no longer reports them)."""
     await conn.execute(
         """
-        UPDATE alerts SET ends_at = $3, routing_pending = false, updated_at = $3
+        UPDATE alerts SET ends_at = $3, routing_pending = false, pending_since = NULL, updated_at = $3
         WHERE monitor_id = $1 AND ends_at IS NULL AND NOT (fingerprint = ANY($2::text[]))
         """,
         monitor_id,
@@ -162,10 +167,12 @@ RETURNING (xmax = 0) AS created
 
 async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, limit: int = ROUTE_BATCH) -> Placement:
     """Place up to `limit` pending firing alerts in their groups (one transaction, the caller's). A new group
-    counts as formed when its first alert arrived (not when this job got to it): group_wait runs from then."""
+    counts as formed when its first alert arrived (not when this job got to it, nor when it was sent again while
+    waiting): group_wait runs from then."""
     claimed = await conn.fetch(
         """
-        SELECT fingerprint, labels::text AS labels, updated_at FROM alerts WHERE routing_pending
+        SELECT fingerprint, labels::text AS labels, COALESCE(pending_since, updated_at) AS arrived
+        FROM alerts WHERE routing_pending
         ORDER BY fingerprint LIMIT $1 FOR UPDATE SKIP LOCKED
         """,
         limit,
@@ -183,7 +190,7 @@ async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, 
                 continue  # nobody to tell: no group to keep
             key = route.group_key(labels)
             members.add((key, row["fingerprint"]))
-            formed[key] = min(formed.get(key, row["updated_at"]), row["updated_at"], now)
+            formed[key] = min(formed.get(key, row["arrived"]), row["arrived"], now)
             if key not in groups:
                 groups[key] = (
                     key,
@@ -214,7 +221,7 @@ async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, 
             now,
         )
     await conn.execute(
-        "UPDATE alerts SET routing_pending = false WHERE fingerprint = ANY($1::text[])",
+        "UPDATE alerts SET routing_pending = false, pending_since = NULL WHERE fingerprint = ANY($1::text[])",
         [r["fingerprint"] for r in claimed],
     )
     return placement

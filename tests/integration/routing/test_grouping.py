@@ -221,3 +221,17 @@ async def test_a_group_claimed_by_one_flush_is_skipped_by_another(h):
     await h.deliver()
     assert [summary(json.loads(r.get_data()))[0] for r, _ in h.httpserver.log] == ["first"]
     assert (await run_routing(h.renv)).queued == 0
+
+
+async def test_group_wait_counts_from_the_first_post_even_when_it_is_posted_again_before_it_is_placed(h):
+    """Prometheus re-sends a firing alert every `resend-delay`; a re-send that comes before the routing job placed
+    the alert must not push the group's group_wait later."""
+    hook = await h.notifier()
+    await h.routing({**ROOT, "group_wait_seconds": 10, "notifier_ids": [hook]})
+    day = (h.clock.now + timedelta(days=1)).isoformat()
+    await h.post(alert("Early", "a", ends_at=day))
+    h.clock.advance(4)
+    await h.post(alert("Early", "a", ends_at=day))  # the same alert again, not yet placed in a group
+    assert await h.step(1) == []  # placed now, 5 s after the first post
+    (first,) = await h.step(5)  # 10 s after the first post, not after the second
+    assert summary(first) == ("first", "firing", [("firing", "a")])
