@@ -32,6 +32,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -159,6 +160,27 @@ async def bare_posts(url: str, n: int = 200) -> list[float]:
     return out
 
 
+async def create_monitors(http: httpx.AsyncClient, base: str, n: int, notifier: str, **fields: Any) -> None:
+    """`n` threshold monitors over the bench dataset (`query_for(i)`), 8 requests at a time."""
+    sem = asyncio.Semaphore(8)
+
+    async def make(i: int) -> None:
+        body = {
+            "name": f"bench {i}",
+            "type": "threshold",
+            "apl": query_for(i),
+            "operator": "above",
+            "threshold": THRESHOLD,
+            "notifier_ids": [notifier],
+            **fields,
+        }
+        async with sem:
+            r = await http.post(f"{base}/v1/monitors", json=body)
+            assert r.status_code == 201, r.text
+
+    await asyncio.gather(*(make(i) for i in range(n)))
+
+
 async def bare_shared(dsn: str, n: int, span: float) -> float:
     """Baseline: the same `n` statements as the server's shared form would send them, in batches of 250 (the
     loop's batch) over 4 connections; seconds for all."""
@@ -258,27 +280,15 @@ async def run_burst(args: argparse.Namespace) -> None:
             for i in range(0, len(batch), 1000):
                 r = await http.post(f"{base}/v1/ingest/bench", json=batch[i : i + 1000])
                 assert r.status_code == 200, r.text
-            sem = asyncio.Semaphore(8)
-
-            async def make(i: int) -> None:
-                async with sem:
-                    r = await http.post(
-                        f"{base}/v1/monitors",
-                        json={
-                            "name": f"bench {i}",
-                            "type": "threshold",
-                            "apl": query_for(i),
-                            "operator": "above",
-                            "threshold": THRESHOLD,
-                            "interval_seconds": 3600,
-                            "range_seconds": span,
-                            "notifier_ids": [notifier],
-                            "disabled_until": "2199-01-01T00:00:00Z",  # not due until the burst
-                        },
-                    )
-                    assert r.status_code == 201, r.text
-
-            await asyncio.gather(*(make(i) for i in range(args.monitors)))
+            await create_monitors(
+                http,
+                base,
+                args.monitors,
+                notifier,
+                interval_seconds=3600,
+                range_seconds=span,
+                disabled_until="2199-01-01T00:00:00Z",  # not due until the burst
+            )
         conn = await asyncpg.connect(dsn)
         enqueued_s, received_s = [], []
         for round_ in range(args.rounds):
@@ -350,25 +360,7 @@ async def main() -> None:
             feeder = asyncio.create_task(feed(http, base, stop))
             await asyncio.sleep(2)  # the dataset exists before the monitors
             created = time.monotonic()
-            sem = asyncio.Semaphore(8)
-
-            async def make(i: int) -> None:
-                async with sem:
-                    r = await http.post(
-                        f"{base}/v1/monitors",
-                        json={
-                            "name": f"bench {i}",
-                            "type": "threshold",
-                            "apl": query_for(i),
-                            "operator": "above",
-                            "threshold": THRESHOLD,
-                            "interval_seconds": 10,
-                            "notifier_ids": [notifier],
-                        },
-                    )
-                    r.raise_for_status()
-
-            await asyncio.gather(*(make(i) for i in range(args.monitors)))
+            await create_monitors(http, base, args.monitors, notifier, interval_seconds=10)
             print(
                 f"created {args.monitors} monitors in {time.monotonic() - created:.1f} s; "
                 f"warming up {args.warmup:.0f} s"
