@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, Router, delete, get, post
 from litestar.datastructures import State
+from litestar.di import Provide
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -26,8 +27,20 @@ def _empty() -> Response[bytes]:
 Filters = Annotated[list[str] | None, QueryParameter(name="filter", description="Matchers; all must hold.")]
 
 
+def alert_query(
+    filters: Filters = None,
+    active: bool = True,
+    silenced: bool = True,
+    inhibited: bool = True,
+    receiver: str | None = None,
+) -> service.AlertQuery:
+    """The filters `GET /alerts` and `GET /alerts/groups` share (their query parameters)."""
+    return service.AlertQuery(filters, active, silenced, inhibited, receiver)
+
+
 class AlertsController(Controller):
     path = "/alerts"
+    dependencies = {"wanted": Provide(alert_query, sync_to_thread=False)}
 
     @post("/", status_code=200, opt={"scope": "alerts:write"})
     async def post_alerts(
@@ -42,30 +55,16 @@ class AlertsController(Controller):
         request: Request[Any, Any, Any],
         db: AsyncSession,
         renv: RoutingEnv,
-        filters: Filters = None,
-        active: bool = True,
-        silenced: bool = True,
-        inhibited: bool = True,
+        wanted: service.AlertQuery,
         unprocessed: bool = True,  # Beacon processes an alert as it is posted: none is ever unprocessed
-        receiver: str | None = None,
     ) -> list[am.GettableAlert]:
-        query = service.AlertQuery(filters, active, silenced, inhibited, receiver)
-        return await service.list_alerts(db, renv, principal(request), query)
+        return await service.list_alerts(db, renv, principal(request), wanted)
 
     @get("/groups", opt={"scope": "alerts:read"})
     async def get_alert_groups(
-        self,
-        request: Request[Any, Any, Any],
-        db: AsyncSession,
-        renv: RoutingEnv,
-        filters: Filters = None,
-        active: bool = True,
-        silenced: bool = True,
-        inhibited: bool = True,
-        receiver: str | None = None,
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, wanted: service.AlertQuery
     ) -> list[am.AlertGroup]:
-        query = service.AlertQuery(filters, active, silenced, inhibited, receiver)
-        return await service.alert_groups(db, renv, principal(request), query)
+        return await service.alert_groups(db, renv, principal(request), wanted)
 
 
 class SilencesController(Controller):
