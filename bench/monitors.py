@@ -181,67 +181,54 @@ async def create_monitors(http: httpx.AsyncClient, base: str, n: int, notifier: 
     await asyncio.gather(*(make(i) for i in range(n)))
 
 
+async def _monitor_statements(conn: asyncpg.Connection, n: int, span: float) -> list[Any]:
+    """The compiled statements of the bench's first `n` monitors over the last `span` seconds."""
+    from datetime import timedelta
+
+    from app.query.compiler import Compiled
+    from app.query.parser import parse
+    from app.timefmt import utcnow
+
+    dataset_id = await conn.fetchval("SELECT id FROM datasets WHERE name = 'bench'")
+    now = utcnow()
+    return [
+        Compiled(parse(query_for(i)), now=now, start=now - timedelta(seconds=span), end=now).statement(
+            dataset_id, limit=50_001, newest_first=False
+        )
+        for i in range(n)
+    ]
+
+
+async def _run_over_four(dsn: str, n: int, span: float, shape: Any) -> float:
+    """Seconds to run `shape(statements)` (each with `.sql` and `.args`) over 4 connections, a quarter each."""
+    conns = [await asyncpg.connect(dsn) for _ in range(4)]
+    work = shape(await _monitor_statements(conns[0], n, span))
+    started = time.perf_counter()
+
+    async def lane(conn: asyncpg.Connection, part: list[Any]) -> None:
+        for s in part:
+            await conn.fetch(s.sql, *s.args)
+
+    await asyncio.gather(*(lane(c, work[i::4]) for i, c in enumerate(conns)))
+    took = time.perf_counter() - started
+    for c in conns:
+        await c.close()
+    return took
+
+
 async def bare_shared(dsn: str, n: int, span: float) -> float:
     """Baseline: the same `n` statements as the server's shared form would send them, in batches of 250 (the
     loop's batch) over 4 connections; seconds for all."""
     from app.monitors.batching import shared_statement
-    from app.query.compiler import Compiled
-    from app.query.parser import parse
-    from app.timefmt import utcnow
 
-    conns = [await asyncpg.connect(dsn) for _ in range(4)]
-    dataset_id = await conns[0].fetchval("SELECT id FROM datasets WHERE name = 'bench'")
-    now = utcnow()
-    from datetime import timedelta
-
-    statements = [
-        Compiled(parse(query_for(i)), now=now, start=now - timedelta(seconds=span), end=now).statement(
-            dataset_id, limit=50_001, newest_first=False
-        )
-        for i in range(n)
-    ]
-    batches = [shared_statement(statements[i : i + 250]) for i in range(0, n, 250)]
-    started = time.perf_counter()
-
-    async def lane(conn: asyncpg.Connection, part: list) -> None:
-        for b in part:
-            await conn.fetch(b.sql, *b.args)
-
-    await asyncio.gather(*(lane(c, batches[i::4]) for i, c in enumerate(conns)))
-    took = time.perf_counter() - started
-    for c in conns:
-        await c.close()
-    return took
+    return await _run_over_four(
+        dsn, n, span, lambda statements: [shared_statement(statements[i : i + 250]) for i in range(0, n, 250)]
+    )
 
 
 async def bare_one_by_one(dsn: str, n: int, span: float) -> float:
     """Baseline: the same `n` monitor statements bare, one at a time over 4 connections; seconds for all."""
-    from app.query.compiler import Compiled
-    from app.query.parser import parse
-    from app.timefmt import utcnow
-
-    conns = [await asyncpg.connect(dsn) for _ in range(4)]
-    dataset_id = await conns[0].fetchval("SELECT id FROM datasets WHERE name = 'bench'")
-    now = utcnow()
-    from datetime import timedelta
-
-    statements = [
-        Compiled(parse(query_for(i)), now=now, start=now - timedelta(seconds=span), end=now).statement(
-            dataset_id, limit=50_001, newest_first=False
-        )
-        for i in range(n)
-    ]
-    started = time.perf_counter()
-
-    async def lane(conn: asyncpg.Connection, part: list) -> None:
-        for s in part:
-            await conn.fetch(s.sql, *s.args)
-
-    await asyncio.gather(*(lane(c, statements[i::4]) for i, c in enumerate(conns)))
-    took = time.perf_counter() - started
-    for c in conns:
-        await c.close()
-    return took
+    return await _run_over_four(dsn, n, span, lambda statements: statements)
 
 
 async def bare_posts_concurrent(url: str, n: int, lanes: int = 8) -> float:
