@@ -63,9 +63,18 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str, ensure_ascii=False)
 
 
+# Control characters in a text line, written as escapes: a message carries what clients typed (a path, a monitor's
+# name, a destination's error), and a line break in it would forge a log line, a NUL would corrupt the file.
+_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 0x7F)} | {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
+
+
 class TextFormatter(logging.Formatter):
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        # Before the traceback is added: that one keeps its lines.
+        return super().formatMessage(record).translate(_ESCAPES)
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)

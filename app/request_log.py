@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-from urllib.parse import quote
 
 from litestar import Litestar
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
@@ -22,8 +21,6 @@ access_log = logging.getLogger("beacon.access")
 # A route label for requests no route matched: their paths are whatever a client typed (unbounded, and may
 # name a dataset), so they share one label.
 UNMATCHED = "unmatched"
-# Characters a path shows as they are (RFC 3986's pchar and "/"); everything else is percent-encoded.
-PATH_SAFE = "/:@!$&'()*+,;=-._~"
 
 
 def observe(app: Litestar) -> None:
@@ -62,9 +59,7 @@ def _record(scope: Scope, status: int, seconds: float) -> None:
     metrics.http_requests.labels(method, route, str(status)).inc()
     metrics.http_duration.labels(method, route).observe(seconds)
     if access_log.isEnabledFor(logging.INFO):
-        # The path as a client typed it is decoded: percent-encode it again, or a `%0a` or `%00` in it would write
-        # a line break (a forged log line) or a NUL into the log.
-        path = quote(scope.get("path", ""), safe=PATH_SAFE)
+        path = scope.get("path", "")  # decoded; the log's formatters escape what it may hold (app/logs.py)
         access_log.info(
             "%s %s %d %.1f ms",
             method,

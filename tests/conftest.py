@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import io
 import itertools
+import logging
 import os
 import shutil
 import socket
@@ -30,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.asgi import create_app
 from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import upgrade
+from app.logs import configure_logging
 from app.settings import Settings, asyncpg_dsn, normalize_database_url
 from app.tokens.service import create_token
 from tests.offline_dns import use_offline_dns
@@ -235,3 +238,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if skipped:
         reporter.write_line(f"CI=true: {len(skipped)} test(s) skipped; failing the run", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def captured_logs() -> Iterator[Callable[[str], io.StringIO]]:
+    """The root logger as `beacon serve` configures it (app/logs.py), in the format asked, writing to a buffer;
+    the previous setup restored afterwards."""
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    buffer = io.StringIO()
+
+    def configure(fmt: str) -> io.StringIO:
+        configure_logging("info", fmt)
+        root.handlers[0].setStream(buffer)  # type: ignore[attr-defined]
+        return buffer
+
+    yield configure
+    root.handlers[:], level = saved
+    root.setLevel(level)
+    logging.getLogger("uvicorn.access").disabled = False

@@ -2,35 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 
-import pytest
-
-from app.logs import configure_logging, current_request_id
+from app.logs import current_request_id
 
 
-@pytest.fixture
-def captured():
-    """The root logger configured by `configure_logging`, writing to a buffer; the previous setup restored."""
-    root = logging.getLogger()
-    saved = root.handlers[:], root.level
-    buffer = io.StringIO()
-
-    def configure(fmt: str) -> io.StringIO:
-        configure_logging("info", fmt)
-        root.handlers[0].setStream(buffer)  # type: ignore[attr-defined]
-        return buffer
-
-    yield configure
-    root.handlers[:], level = saved
-    root.setLevel(level)
-    logging.getLogger("uvicorn.access").disabled = False
-
-
-def test_json_lines_carry_the_request_id_and_extras(captured):
-    out = captured("json")
+def test_json_lines_carry_the_request_id_and_extras(captured_logs):
+    out = captured_logs("json")
     token = current_request_id.set("req_abc")
     try:
         logging.getLogger("beacon.monitors").info("monitor %s is alerting", "mon_1", extra={"monitor_id": "mon_1"})
@@ -43,8 +22,8 @@ def test_json_lines_carry_the_request_id_and_extras(captured):
     assert "request_id" not in second and second["level"] == "warning"
 
 
-def test_text_lines_end_with_the_request_id(captured):
-    out = captured("text")
+def test_text_lines_end_with_the_request_id(captured_logs):
+    out = captured_logs("text")
     token = current_request_id.set("req_xyz")
     try:
         logging.getLogger("beacon.access").info("GET /v1/tokens 200 3.1 ms")
@@ -53,8 +32,8 @@ def test_text_lines_end_with_the_request_id(captured):
     assert out.getvalue().rstrip().endswith("INFO beacon.access: GET /v1/tokens 200 3.1 ms [req_xyz]")
 
 
-def test_the_schedulers_routine_lines_are_dropped_and_its_errors_kept(captured):
-    out = captured("text")
+def test_the_schedulers_routine_lines_are_dropped_and_its_errors_kept(captured_logs):
+    out = captured_logs("text")
     executor = logging.getLogger("apscheduler.executors.default")
     executor.info('Running job "run" (scheduled at …)')
     executor.info('Job "run" executed successfully')

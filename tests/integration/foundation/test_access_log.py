@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import json
 
-async def test_a_path_cannot_forge_a_log_line_or_write_a_nul(make_app, caplog):
-    from litestar.testing import AsyncTestClient
+import pytest
+from litestar.testing import AsyncTestClient
 
+HOSTILE = "/nowhere%0a2026-01-01 00:00:00,000 INFO beacon.access: GET /v1/tokens 200%00x"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+async def test_a_path_cannot_forge_a_log_line_or_write_a_nul(make_app, captured_logs, fmt):
+    out = captured_logs(fmt)
     async with AsyncTestClient(app=make_app()) as client:
-        with caplog.at_level("INFO", logger="beacon.access"):
-            r = await client.get("/nowhere%0a2026-01-01 INFO beacon.access: GET /v1/tokens 200%00x")
-    assert r.status_code == 404
-    (line,) = [rec.getMessage() for rec in caplog.records if rec.name == "beacon.access"]
-    assert line.startswith("GET /nowhere%0A2026-01-01%20INFO%20beacon.access:%20GET%20/v1/tokens%20200%00x 404 ")
-    assert "\n" not in line and "\x00" not in line
+        assert (await client.get(HOSTILE)).status_code == 404
+    (line,) = [line for line in out.getvalue().splitlines() if "beacon.access" in line]
+    assert "\x00" not in out.getvalue()
+    if fmt == "json":
+        assert (
+            json.loads(line)["path"] == "/nowhere\n2026-01-01 00:00:00,000 INFO beacon.access: GET /v1/tokens 200\x00x"
+        )
+    else:
+        assert "GET /nowhere\\n2026-01-01 00:00:00,000 INFO beacon.access: GET /v1/tokens 200\\x00x 404 " in line
