@@ -3,11 +3,13 @@
 PostgreSQL's text cannot hold U+0000, so a NUL that reached a statement as a value or a lookup key failed it
 with a 500. Rather than guard each field, `refuse_unstorable_text` runs as the app's `before_request` hook:
 once per request, after routing and authentication, before Litestar parses the handler's parameters and
-body. It sees every path parameter, every query parameter and the JSON body of every route that takes one.
+body. It sees every path parameter, every query parameter, and the JSON or form body of every route that
+takes one.
 
 - A NUL in the path (so in a path parameter): 404 (an id or name with a NUL names nothing that can exist).
 - A NUL in a query parameter (name or value): 400 `invalid_parameter` naming it.
 - A NUL in a JSON body (any string or key, at any depth): 400 `invalid_field` naming its dotted path.
+- A NUL in a console form (URL-encoded, `%00`): 400 `invalid_field` naming the field.
 - A JSON body that is not UTF-8: 400 `invalid_json` (msgspec raised UnicodeDecodeError, which became a 500).
 
 Invalid UTF-8 in the path or the query string needs nothing here: the server and Litestar decode those with
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from functools import cache
 from typing import Any
+from urllib.parse import parse_qsl
 
 import msgspec
 from litestar import Request
@@ -45,17 +48,33 @@ async def refuse_unstorable_text(request: Request[Any, Any, Any]) -> None:
                     f"`{name}` contains a NUL character (U+0000), which is not allowed.",
                     param=name,
                 )
-    if _takes_json_body(request.route_handler):
+    kind = _body_kind(request.route_handler)
+    if kind == "json":
         _check_json_body(await request.body())
+    elif kind == "form":
+        _check_form_body(await request.body())
 
 
 @cache
-def _takes_json_body(handler: HTTPRouteHandler) -> bool:
+def _body_kind(handler: HTTPRouteHandler) -> str | None:
+    """ "json" or "form" for a handler that takes a body (`data`) of that encoding; None otherwise."""
     data = handler.parsed_fn_signature.parameters.get("data")
     if data is None:
-        return False
+        return None
     kwarg = data.kwarg_definition
-    return not isinstance(kwarg, BodyKwarg) or kwarg.media_type == RequestEncodingType.JSON
+    if not isinstance(kwarg, BodyKwarg) or kwarg.media_type == RequestEncodingType.JSON:
+        return "json"
+    return "form" if kwarg.media_type == RequestEncodingType.URL_ENCODED else None
+
+
+def _check_form_body(body: bytes) -> None:
+    if b"%00" not in body and b"\x00" not in body:
+        return
+    for name, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True):
+        if NUL in name or NUL in value:
+            raise BeaconError(
+                "invalid_field", f"`{name}` contains a NUL character (U+0000), which is not allowed.", param=name
+            )
 
 
 def _check_json_body(body: bytes) -> None:

@@ -120,7 +120,8 @@ def csrf_token(request: Request[Any, Any, Any]) -> str:
 
 def check_csrf(request: Request[Any, Any, Any], submitted: str | None) -> None:
     expected = csrf_token(request)
-    if not expected or not submitted or not hmac.compare_digest(expected, submitted):
+    # As bytes: compare_digest refuses non-ASCII text (a TypeError, so a 500), and a form field may hold any.
+    if not expected or not submitted or not hmac.compare_digest(expected.encode(), submitted.encode()):
         raise BeaconError("insufficient_scope", "The form has expired; reload the page and try again.")
 
 

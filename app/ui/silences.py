@@ -28,6 +28,7 @@ from app.routing import silences
 from app.routing.env import RoutingEnv
 from app.routing.schemas import SILENCE_STATES, SilenceCreate, SilenceUpdate
 from app.routing.texts import lines, matchers_for, parse_duration
+from app.schemas import TIME_RANGE, in_time_range
 from app.ui.alerts import can_silence
 from app.ui.forms import Form
 from app.ui.render import signed_page
@@ -117,8 +118,10 @@ def _times(data: dict[str, str], now: datetime) -> tuple[datetime | None, dateti
             start = None
         if start is None or start.tzinfo is None:
             raise _bad_form(f"Start {text!r} is not an RFC 3339 time with an offset.", "starts_at")
+        if not in_time_range(start):
+            raise _bad_form(f"Start {text!r} must lie {TIME_RANGE}.", "starts_at")
     try:
-        length = parse_duration(data.get("duration", "") or DEFAULT_DURATION)
+        length = parse_duration(data.get("duration", "") or DEFAULT_DURATION)  # at most 10 years
     except ValueError as exc:
         raise _bad_form(f"Duration: {exc}.", "duration") from None
     return start, max(start or now, now) + length

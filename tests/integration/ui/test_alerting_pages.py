@@ -204,12 +204,22 @@ async def test_the_silence_form_keeps_what_was_typed_on_an_error(client, admin_t
         ({"comment": "  "}, "Say why"),
         ({"comment": "x" * 5000}, "length"),
         ({"starts_at": "tomorrow"}, "RFC 3339"),
+        ({"starts_at": "9999-12-31T23:00:00+00:00"}, "must lie between 1970-01-01 and 2199-12-31"),
     ):
         r = await client.post("/ui/silences", data={**base, **change}, follow_redirects=False)
         assert r.status_code == 400, (change, r.status_code)
         assert message in html.unescape(section(r.text, 'id="form-error"', "</p>")), change
         typed = html.unescape(section(r.text, 'name="matchers"', "</textarea>").split(">", 1)[1])
         assert typed == change.get("matchers", base["matchers"])  # the form as it was typed
+    # A NUL (PostgreSQL's text cannot hold it) and a CSRF value that is not ASCII: 400s, nothing stored.
+    for field in ("comment", "matchers", "created_by"):
+        r = await client.post("/ui/silences", data={**base, field: "a\x00b"}, follow_redirects=False)
+        assert r.status_code == 400 and f"`{field}` contains a NUL character" in html.unescape(r.text), field
+    r = await client.post("/ui/silences", data={**base, "csrf": "é"}, follow_redirects=False)
+    assert r.status_code == 403
+    assert (await client.post("/ui/logout", data={"csrf": "é"}, follow_redirects=False)).status_code == 403
+    stored = await client.get("/v1/silences", headers={"Authorization": f"Bearer {admin_token}"})
+    assert stored.json()["data"] == []
     later = (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0)
     r = await client.post("/ui/silences", data={**base, "starts_at": later.isoformat()}, follow_redirects=False)
     assert r.status_code == 303 and "state=pending" in r.headers["location"]
