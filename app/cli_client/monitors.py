@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.cli_client.common import connection_options, make_client, reporting
+from app.cli_client.common import connection_options, make_client, reporting, warn
 from app.cli_client.durations import SECONDS
 
 if TYPE_CHECKING:
@@ -150,7 +150,9 @@ def create_monitor(
     url: str,
     token: str | None,
 ) -> None:
-    """Create a monitor; prints its id (the service checks the query and the fields, and says what is wrong)."""
+    """Create a monitor; prints its id (the service checks the query and the fields, and says what is wrong;
+    its warnings, such as a field the dataset never had, go to stderr)."""
+    from app.cli_client.times import absolute
     from app.client import TriggerAfter
 
     after = _trigger_after(trigger_after)
@@ -164,7 +166,7 @@ def create_monitor(
         "notify_by_group": notify_by_group,
         "resolvable": resolvable,
         "description": description,
-        "disabled_until": disabled_until,
+        "disabled_until": absolute(disabled_until, "--disabled-until"),
         "trigger_after": TriggerAfter(m=after[0], n=after[1]) if after else None,
         "labels": _labels(labels) if labels else None,
     }
@@ -173,6 +175,7 @@ def create_monitor(
     with reporting(url), make_client(url, token) as client:
         created = client.create_monitor(name, type_, text, notifier_ids=notifier_ids, **fields)
     click.echo(created.id)
+    warn(created.warnings)
 
 
 @monitors.command("evaluate")

@@ -164,6 +164,19 @@ def test_monitors_create_list_get_evaluate_history(served):
     assert entries[0]["kind"] == "triggered" and entries[0]["monitor_id"] == monitor_id
 
 
+def test_monitor_create_prints_the_warnings_and_takes_a_relative_disabled_until(served):
+    _recent(3, "cli-warn", served)
+    created = served.beacon(
+        "monitors", "create", "--name", "typo", "--apl", "['cli-warn'] | where statuss >= 500 | summarize count()",
+        "--operator", "above", "--threshold", "0", "--disabled-until", "now+1h",
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    assert re.fullmatch(r"mon_[0-9a-f]+\n", created.stdout)  # stdout: the id alone
+    assert "warning: " in created.stderr and "`statuss`" in created.stderr
+    shown = served.beacon("monitors", "get", created.stdout.strip(), "--format", "json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["disabled_until"] is not None
+
+
 def test_monitor_create_refusals(served):
     bad_query = served.beacon("monitors", "create", "--name", "x", "--apl", "['cli-mon'] | summarize count(",
                               "--operator", "above", "--threshold", "1")  # fmt: skip
