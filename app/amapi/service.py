@@ -143,6 +143,7 @@ async def post_silence(
     matchers = [str(m) for m in check_matchers([matcher_text(m) for m in data.matchers], "matchers")]
     now = env.now()
     starts_at, ends_at = to_ms(data.starts_at), to_ms(data.ends_at)
+    old = None
     if data.id:
         old = await _silence(session, data.id, for_update=True)
         if _can_update(old, matchers, starts_at, ends_at, now):
@@ -152,11 +153,11 @@ async def post_silence(
                 update.starts_at = starts_at
             await silences.update(session, who, old.id, update, now)
             return am.SilenceCreated(old.id)
-        await silences.expire(session, who, old.id, now)
     body = {"matchers": matchers, "starts_at": starts_at, "ends_at": ends_at, "comment": data.comment}
     if data.created_by:
         body["created_by"] = data.created_by
-    created = await silences.create(session, who, _convert(body, SilenceCreate), now)
+    # The old one is expired only together with its replacement, once that has passed every check.
+    created = await silences.create(session, who, _convert(body, SilenceCreate), now, replacing=old)
     return am.SilenceCreated(created.id)
 
 

@@ -63,12 +63,18 @@ def _check_times(starts_at: datetime, ends_at: datetime, now: datetime) -> None:
         raise BeaconError("invalid_field", "`ends_at` must be after `starts_at`.", param="ends_at")
 
 
-async def create(session: AsyncSession, who: Principal, data: SilenceCreate, now: datetime) -> SilenceOut:
+async def create(
+    session: AsyncSession, who: Principal, data: SilenceCreate, now: datetime, *, replacing: Silence | None = None
+) -> SilenceOut:
+    """A new silence; `replacing` (locked by the caller) is expired in the same transaction, once the new one
+    has passed every check, so a refused replacement leaves the old silence as it was."""
     require_unlimited(who, "silences")
     matchers = _matchers(data.matchers)
     starts_at = max(to_ms(data.starts_at), now) if data.starts_at else now
     ends_at = to_ms(data.ends_at)
     _check_times(starts_at, ends_at, now)
+    if replacing is not None:
+        _end(replacing, now)
     silence = Silence(
         id=new_id("sil_"),
         matchers=[str(m) for m in matchers],
@@ -163,8 +169,13 @@ async def expire(session: AsyncSession, who: Principal, silence_id: str, now: da
     require_unlimited(who, "silences")
     silence = await get(session, silence_id, for_update=True)
     if state_of(silence, now) != "expired":
+        _end(silence, now)
+        await session.commit()
+    return to_out(silence, now)
+
+
+def _end(silence: Silence, now: datetime) -> None:
+    if state_of(silence, now) != "expired":
         silence.starts_at = min(silence.starts_at, now)
         silence.ends_at = now
         silence.updated_at = now
-        await session.commit()
-    return to_out(silence, now)

@@ -137,8 +137,13 @@ async def test_silences_update_in_place_or_replace_by_alertmanagers_rules(client
     assert r.json() == {"silenceID": sid}
     assert (await client.get(f"/api/v2/silence/{sid}", headers=auth)).json()["comment"] == "longer"
 
-    # Other matchers: the old one is expired and a new one replaces it.
+    # A replacement that is refused (no comment) leaves the old silence as it was: nothing is expired.
     other = [{"name": "alertname", "value": "Down|Up", "isRegex": True, "isEqual": True}]
+    refused = await client.post("/api/v2/silences", headers=auth, json=_silence(other, id=sid, comment=""))
+    assert refused.status_code == 400, refused.text
+    assert (await client.get(f"/api/v2/silence/{sid}", headers=auth)).json()["status"]["state"] == "active"
+
+    # Other matchers: the old one is expired and a new one replaces it.
     r = await client.post("/api/v2/silences", headers=auth, json=_silence(other, id=sid))
     assert r.status_code == 200, r.text
     new_id = r.json()["silenceID"]
