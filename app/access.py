@@ -13,8 +13,9 @@ What belongs to a dataset:
 - a monitor: the dataset its query reads;
 - an annotation: every dataset it names. A limited token sees one only when it may use all of them (its
   `datasets` would otherwise name the others), and writes only annotations wholly on its own datasets;
-- a delivery: its monitor's dataset. A delivery of no monitor (a notifier's test message) belongs to no dataset:
-  any token that may read notifiers sees it. A delivery whose monitor was deleted can no longer be placed in a
+- a delivery: its monitor's dataset. A notifier's test message belongs to no dataset: any token that may read
+  notifiers sees it. A routed group's notification (of no monitor) may list alerts of any dataset: only an
+  unlimited token sees it. A delivery whose monitor was deleted can no longer be placed in a
   dataset (its message holds that dataset's data), so only an unlimited token sees it.
 """
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, or_, select, true
+from sqlalchemy import ColumnElement, and_, exists, or_, select, true
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.auth import Principal
@@ -54,11 +55,13 @@ def annotation_filter(who: Principal) -> ColumnElement[bool]:
 
 
 def delivery_filter(who: Principal) -> ColumnElement[bool]:
-    """Deliveries of no monitor (test messages), and of the monitors the token may see."""
+    """Test messages (of no monitor and no routed group), and deliveries of the monitors the token may see. A
+    routed group's notification lists alerts of any dataset: only an unlimited token sees it."""
     if who.datasets is None:
         return true()
     own_monitor = exists(select(Monitor.id).where(Monitor.id == Delivery.monitor_id, Monitor.dataset.in_(who.datasets)))
-    return or_(Delivery.monitor_id.is_(None), own_monitor)
+    test_message = and_(Delivery.monitor_id.is_(None), Delivery.alert_group_key.is_(None))
+    return or_(test_message, own_monitor)
 
 
 def require_unlimited(who: Principal, what: str) -> None:

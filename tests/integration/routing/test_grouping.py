@@ -235,3 +235,26 @@ async def test_group_wait_counts_from_the_first_post_even_when_it_is_posted_agai
     assert await h.step(1) == []  # placed now, 5 s after the first post
     (first,) = await h.step(5)  # 10 s after the first post, not after the second
     assert summary(first) == ("first", "firing", [("firing", "a")])
+
+
+async def test_a_dataset_limited_token_sees_no_group_notification(h, make_token):
+    """A routed group's message lists alerts of any dataset (here external ones, of none): a token limited to
+    datasets neither sees it in the delivery history nor can send it again; a notifier's test message it sees."""
+    hook = await h.notifier()
+    await h.routing({**ROOT, "group_wait_seconds": 0, "notifier_ids": [hook]})
+    await h.post(alert("SecretOutage", "db-1", ends_at=(h.clock.now + timedelta(days=1)).isoformat()))
+    await h.step()
+    await h.step(1)
+    (group_message,) = await h.deliveries()
+    assert group_message["alert_group_key"] is not None
+    test = await h.client.post(f"/v1/notifiers/{hook}/test", headers=h.auth)
+    assert test.status_code == 201
+    limited = {"Authorization": f"Bearer {await make_token(['*'], datasets=['web'])}"}
+    listed = (await h.client.get("/v1/deliveries", headers=limited)).json()["data"]
+    assert [d["id"] for d in listed] == [test.json()["id"]]
+    by_notifier = (await h.client.get(f"/v1/notifiers/{hook}/deliveries", headers=limited)).json()["data"]
+    assert [d["id"] for d in by_notifier] == [test.json()["id"]]
+    assert (await h.client.get(f"/v1/deliveries/{group_message['id']}", headers=limited)).status_code == 404
+    retry = await h.client.post(f"/v1/deliveries/{group_message['id']}/retry", headers=limited)
+    assert retry.status_code == 404
+    assert (await h.client.get(f"/v1/deliveries/{group_message['id']}", headers=h.auth)).status_code == 200
