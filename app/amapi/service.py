@@ -82,7 +82,7 @@ class AlertQuery:
 
 async def list_alerts(session: AsyncSession, env: RoutingEnv, who: Principal, q: AlertQuery) -> list[am.GettableAlert]:
     flt, regex = q.alert_filter(), q.receiver_regex()
-    sup = await service.suppressor(session, env.now())
+    sup = await service.suppressor(session, env.now(), who)
     names = await notifier_names(session)
     found = []
     async for alert, _ in views.scan(await driver_connection(session), who, sup, flt):
@@ -94,7 +94,7 @@ async def list_alerts(session: AsyncSession, env: RoutingEnv, who: Principal, q:
 
 async def alert_groups(session: AsyncSession, env: RoutingEnv, who: Principal, q: AlertQuery) -> list[am.AlertGroup]:
     flt, regex = q.alert_filter(), q.receiver_regex()
-    sup = await service.suppressor(session, env.now())
+    sup = await service.suppressor(session, env.now(), who)
     names = await notifier_names(session)
     found = []
     for group in await views.groups(await driver_connection(session), who, sup, flt):

@@ -161,11 +161,13 @@ class RoutingController(Controller):
         return _with_etag(await service.put_routing(db, renv, principal(request), data, if_match))
 
     @post("/test", status_code=200, opt={"scope": "routing:read"})
-    async def test(self, db: AsyncSession, renv: RoutingEnv, data: RoutingTestRequest) -> RoutingTestOut:
+    async def test(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: RoutingTestRequest
+    ) -> RoutingTestOut:
         """Which routes, notifiers and group an alert with these labels would get, and whether it would be
         silenced, inhibited or muted now; nothing is stored or sent."""
-        return await service.test_routing(db, renv, data.labels)
+        return await service.test_routing(db, renv, principal(request), data.labels)
 
     @get("/status", opt={"scope": "routing:read"})
-    async def status(self, db: AsyncSession, renv: RoutingEnv) -> RoutingStatus:
-        return await service.status(db, renv)
+    async def status(self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv) -> RoutingStatus:
+        return await service.status(db, renv, principal(request))

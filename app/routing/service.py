@@ -13,7 +13,7 @@ from datetime import datetime
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import require_unlimited
+from app.access import alert_clause, require_unlimited
 from app.auth import Principal
 from app.db.engine import driver_connection
 from app.errors import BeaconError, check_choice, not_found
@@ -63,9 +63,20 @@ async def post_alerts(
     return AlertsReceived(received=len(inputs), fingerprints=fingerprints)
 
 
-async def suppressor(session: AsyncSession, now: datetime) -> Suppressor:
+async def suppressor(session: AsyncSession, now: datetime, who: Principal) -> Suppressor:
+    """Why alerts are suppressed now, as `who` may be shown it: the inhibiting alerts it may not see are left out."""
     conn = await driver_connection(session)
-    return await load(conn, (await config.current(conn)).tree, now)
+    found = await load(conn, (await config.current(conn)).tree, now)
+    if who.datasets is not None and found.tree.inhibit_rules:
+        visible, args = alert_clause(who, 2)
+        hidden = await conn.fetch(
+            "SELECT fingerprint FROM alerts"
+            f" WHERE (ends_at IS NULL OR ends_at > $1) AND NOT COALESCE({visible}, false)",
+            now,
+            *args,
+        )
+        found.hidden = frozenset(r["fingerprint"] for r in hidden)
+    return found
 
 
 def alert_filter(filters: Sequence[str] | None, state: str | None) -> views.AlertFilter:
@@ -93,7 +104,7 @@ async def list_alerts(
         if len(key) != 2:
             raise BeaconError("invalid_cursor", "The cursor is not valid for this list.", param="cursor")
         after = (key[0], key[1])
-    sup = await suppressor(session, env.now())
+    sup = await suppressor(session, env.now(), who)
     page: list[tuple[AlertOut, tuple[datetime, str]]] = []
     async with aclosing(views.scan(await driver_connection(session), who, sup, flt, after=after)) as found:
         async for item in found:
@@ -108,12 +119,12 @@ async def list_alerts(
 
 async def all_alerts(session: AsyncSession, env: RoutingEnv, who: Principal, flt: views.AlertFilter) -> list[AlertOut]:
     """Every alert that passes `flt`, newest first, without pages (for a compatible API)."""
-    sup = await suppressor(session, env.now())
+    sup = await suppressor(session, env.now(), who)
     return [out async for out, _ in views.scan(await driver_connection(session), who, sup, flt)]
 
 
 async def get_alert(session: AsyncSession, env: RoutingEnv, who: Principal, fp: str) -> AlertOut:
-    found = await views.one(await driver_connection(session), who, await suppressor(session, env.now()), fp)
+    found = await views.one(await driver_connection(session), who, await suppressor(session, env.now(), who), fp)
     if found is None:
         raise not_found("alert", fp)
     return found
@@ -122,7 +133,7 @@ async def get_alert(session: AsyncSession, env: RoutingEnv, who: Principal, fp: 
 async def alert_groups(
     session: AsyncSession, env: RoutingEnv, who: Principal, flt: views.AlertFilter
 ) -> list[AlertGroupOut]:
-    sup = await suppressor(session, env.now())
+    sup = await suppressor(session, env.now(), who)
     return await views.groups(await driver_connection(session), who, sup, flt)
 
 
@@ -139,24 +150,35 @@ async def put_routing(
     return config.document_of(stored)
 
 
-async def test_routing(session: AsyncSession, env: RoutingEnv, labels: dict[str, str]) -> RoutingTestOut:
+async def test_routing(
+    session: AsyncSession, env: RoutingEnv, who: Principal, labels: dict[str, str]
+) -> RoutingTestOut:
     checked = check_labels(labels, "labels", required=True)
-    return views.test_labels(await suppressor(session, env.now()), checked)
+    return views.test_labels(await suppressor(session, env.now(), who), checked)
 
 
-async def status(session: AsyncSession, env: RoutingEnv) -> RoutingStatus:
+async def status(session: AsyncSession, env: RoutingEnv, who: Principal) -> RoutingStatus:
+    """Counts of what `who` may see: a dataset-limited token counts its datasets' alerts and the groups that hold
+    one, and gets no process counters (they add up every dataset)."""
     conn = await driver_connection(session)
     now = env.now()
     stored = await config.current(conn)
+    visible, args = alert_clause(who, 2)
+    groups = "SELECT count(*) FROM alert_groups"
+    if who.datasets is not None:
+        groups = (
+            f"SELECT count(DISTINCT group_key) FROM alert_group_members JOIN alerts USING (fingerprint) WHERE {visible}"
+        )
     row = await conn.fetchrow(
-        """
-        SELECT (SELECT count(*) FROM alerts WHERE ends_at IS NULL OR ends_at > $1) AS firing,
-               (SELECT count(*) FROM alerts WHERE ends_at <= $1) AS resolved,
-               (SELECT count(*) FROM alert_groups) AS groups,
+        f"""
+        SELECT (SELECT count(*) FROM alerts WHERE (ends_at IS NULL OR ends_at > $1) AND {visible}) AS firing,
+               (SELECT count(*) FROM alerts WHERE ends_at <= $1 AND {visible}) AS resolved,
+               ({groups}) AS groups,
                (SELECT count(*) FROM silences WHERE starts_at <= $1 AND ends_at > $1) AS active,
                (SELECT count(*) FROM silences WHERE starts_at > $1) AS pending
         """,
         now,
+        *args,
     )
     assert row is not None
     return RoutingStatus(
@@ -167,5 +189,5 @@ async def status(session: AsyncSession, env: RoutingEnv) -> RoutingStatus:
         groups=row["groups"],
         silences_active=row["active"],
         silences_pending=row["pending"],
-        counters=env.counters.snapshot(),
+        counters=env.counters.snapshot() if who.datasets is None else {},
     )

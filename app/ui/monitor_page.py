@@ -108,7 +108,7 @@ async def monitor_page(
     routing_error: str | None = None
     if not m.notifier_ids and who.has_scope("routing:read"):
         try:
-            routes = await routing.test_routing(session, routing_env, alerting.labels_of(row, {}))
+            routes = await routing.test_routing(session, routing_env, who, alerting.labels_of(row, {}))
         except BeaconError as exc:  # labels the routing test refuses: said on the page, the rest stands
             routing_error = exc.message
     ids = set(m.notifier_ids) | {d.notifier_id for d in sent or ()}

@@ -59,13 +59,13 @@ async def routing_page(
     who.require_scope("routing:read")
     renv = request.app.state.routing_env
     doc = await routing.get_routing(db)
-    sup = await routing.suppressor(db, renv.now())
+    sup = await routing.suppressor(db, renv.now(), who)
     typed = lines(labels)
     result: RoutingTestOut | None = None
     error = None
     if typed:
         try:
-            result = await routing.test_routing(db, renv, parse_labels(typed))
+            result = await routing.test_routing(db, renv, who, parse_labels(typed))
         except ValueError as exc:
             error = f"{exc}."
         except BeaconError as exc:

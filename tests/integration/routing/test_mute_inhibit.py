@@ -129,3 +129,28 @@ async def test_inhibition_with_equal(h):
         ("first", "firing", "LatencyHigh"),
         ("resolved", "resolved", "DatabaseDown"),
     ]
+
+
+async def test_a_dataset_limited_token_learns_of_no_alert_it_may_not_see(h, make_token):
+    """The routing test and the status answer a limited token from the alerts it may see: an external alert
+    (of no dataset) that inhibits the labels it tries is not named, not counted, and not betrayed."""
+    hook = await h.notifier()
+    await h.routing(
+        {"notifier_ids": [hook], "group_by": ["alertname"]},
+        inhibit_rules=[
+            {"source_matchers": ["severity=critical"], "target_matchers": ["severity=warning"], "equal": ["cluster"]}
+        ],
+    )
+    day = (h.clock.now + timedelta(days=1)).isoformat()
+    (crit,) = await h.post({"labels": {"alertname": "Down", "severity": "critical", "cluster": "eu"}, "ends_at": day})
+    await h.route()
+    probe = {"labels": {"alertname": "X", "severity": "warning", "cluster": "eu"}}
+    admin = (await h.client.post("/v1/routing/test", headers=h.auth, json=probe)).json()
+    assert admin["inhibited"] is True and admin["inhibited_by"] == [crit]
+    limited = {"Authorization": f"Bearer {await make_token(['*'], datasets=['web'])}"}
+    seen = (await h.client.post("/v1/routing/test", headers=limited, json=probe)).json()
+    assert seen["inhibited"] is False and seen["inhibited_by"] == []
+    status = (await h.client.get("/v1/routing/status", headers=limited)).json()
+    assert (status["alerts_firing"], status["groups"], status["counters"]) == (0, 0, {})
+    full = (await h.client.get("/v1/routing/status", headers=h.auth)).json()
+    assert (full["alerts_firing"], full["groups"]) == (1, 1) and full["counters"]["alerts_received"] == {"external": 1}
