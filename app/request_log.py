@@ -35,18 +35,22 @@ def _observed(handler: ASGIApp) -> ASGIApp:
         started = time.perf_counter()
         token = current_request_id.set(request_id_for(scope))
         status = 500  # what the server answers when the handler raises past every exception handler
+        recorded = False
 
         async def sending(message: Message) -> None:
-            nonlocal status
+            nonlocal status, recorded
             if message["type"] == "http.response.start":
                 status = message["status"]
             await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body", False):
+                recorded = True
                 _record(scope, status, time.perf_counter() - started)
 
         try:
             await handler(scope, receive, sending)
         finally:
+            if not recorded:  # it raised, or the client went away mid-answer: counted all the same
+                _record(scope, status, time.perf_counter() - started)
             current_request_id.reset(token)
 
     return observed
