@@ -33,7 +33,7 @@ from app.db.silence import Silence
 from app.errors import BeaconError
 from app.routing import service, silences, views
 from app.routing.env import RoutingEnv
-from app.routing.matchers import check_matchers
+from app.routing.matchers import check_matchers, compile_regex
 from app.routing.schemas import SilenceCreate, SilenceUpdate
 from app.timefmt import iso_ms
 from app.timeparams import to_ms
@@ -73,7 +73,7 @@ class AlertQuery:
         if self.receiver is None:
             return None
         try:
-            return re2.compile(f"^(?:{self.receiver})$")
+            return compile_regex(self.receiver)  # used with fullmatch: anchored, as Alertmanager's is
         except re2.error:
             raise BeaconError(
                 "invalid_parameter", f"failed to parse receiver param: {self.receiver!r}", param="receiver"
