@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from adapters.base import Event, GroupAlert
-from app.routing.labels import fingerprint
+from app.routing.labels import describe, fingerprint
 
 # Alertmanager writes Go's zero time for an alert that has not ended.
 ZERO_TIME = "0001-01-01T00:00:00Z"
@@ -28,7 +28,7 @@ def alertmanager_body(event: Event, *, receiver: str, external_url: str, max_ale
     else:
         alert = _monitor_alert(event)
         alerts, status = [alert], alert.status
-        key = "{}:{" + ",".join(f"{k}={_quoted(v)}" for k, v in sorted(alert.labels.items())) + "}"
+        key = "{}:" + describe(alert.labels)  # written as a routed group's key is
         group_labels = {"alertname": alert.labels["alertname"]}
         common_labels, common_annotations = alert.labels, alert.annotations
     kept = alerts[:max_alerts] if max_alerts > 0 else alerts
@@ -81,10 +81,6 @@ def _monitor_alert(event: Event) -> GroupAlert:
         ends_at=event.time if resolved else None,
         generator_url=event.link,
     )
-
-
-def _quoted(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _json_text(value: Any) -> str:
