@@ -2,7 +2,7 @@
 of the repository, beside app/) as app/migrations and app/templates, so that an installed Beacon can migrate and
 render; `app.settings` looks for them in either place. tests/packaging/test_wheel.py installs the wheel."""
 
-from setuptools import find_namespace_packages, setup
+from setuptools import Extension, find_namespace_packages, setup
 
 packages = find_namespace_packages(include=["app*", "adapters*"])
 # Subfolders of migrations/ and templates/ are listed too: package data of a folder setuptools does not know as a
@@ -13,6 +13,11 @@ for target, folder in list(shipped.items()):
         shipped[f"{target}.{sub}"] = f"{folder}/{sub.replace('.', '/')}"
 
 setup(
+    # The compiled row builder of ingestion (app/ingest/_fastrows.c). Optional: without a C compiler the install
+    # goes on, and app/ingest/rows.py's general path serves every event (the same rows, slower).
+    ext_modules=[
+        Extension("app.ingest._fastrows", ["app/ingest/_fastrows.c"], extra_compile_args=["-O2"], optional=True)
+    ],
     packages=[*packages, *shipped],
     package_dir=shipped,
     package_data={

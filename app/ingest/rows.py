@@ -19,7 +19,12 @@ from app.ingest.flatten import JSON_TYPES, TooDeep, flatten, has_nul
 from app.ingest.limits import size_text
 from app.ingest.partitions import day_date
 from app.ingest.plans import ShapePlan, plan_for
-from app.ingest.timestamps import DAY_US, MINUTE_US, BadTimestamp, TimeReader
+from app.ingest.timestamps import DAY_US, MINUTE_US, BadTimestamp, TimeReader, default_reader
+
+try:
+    from app.ingest._fastrows import FastRows as _FastRows
+except ImportError:  # setup.py builds it where a C compiler is at hand; without it, the general path serves alone
+    _FastRows = None  # type: ignore[assignment,misc]
 
 MAX_FAILURES_SHOWN = 10
 # Each new day is a new partition of `events` (tens of ms to create, and a table every query over that day
@@ -64,6 +69,7 @@ class RowBuilder:
         max_event_bytes: int,
         max_days: int = 100,
         shape_plans: bool = True,
+        compiled: bool = True,
     ) -> None:
         self.dataset_id = dataset_id
         self.arrival_us = arrival_us
@@ -88,6 +94,24 @@ class RowBuilder:
         self._plans_left = PLANS_PER_REQUEST if shape_plans else 0
         self._misses = 0  # lines in a row that did not fit the plan, across calls
         self.planned = 0  # events read through a shape plan
+        self.compiled = 0  # events read by the compiled row builder
+        # The compiled row builder (app/ingest/_fastrows.c) reads the events it can prove it reads exactly as the
+        # general path below does, and hands every other one back to it; it knows only the default time reader.
+        self._fast = (
+            _FastRows(
+                dataset_id=dataset_id,
+                arrival_us=arrival_us,
+                timestamp_field=timestamp_field,
+                max_event_bytes=max_event_bytes,
+                max_days=max_days,
+                days=self.days,
+                minutes=self.minutes,
+                shapes=self.shapes,
+                stamped_keys=self.stamped_keys,
+            )
+            if compiled and _FastRows is not None and read_time is default_reader
+            else None
+        )
 
     # --- failures ----------------------------------------------------------------------------------------
 
@@ -106,7 +130,27 @@ class RowBuilder:
     def add_lines(self, lines: Iterable[Any], *, may_hold_nul: bool = True, strict: bool = False) -> None:
         """NDJSON lines (without their newline) or the elements of a JSON array, as raw JSON (bytes-like).
 
-        Blank lines are skipped and not counted. `may_hold_nul=False` says the bytes these lines came from hold
+        Blank lines are skipped and not counted. See `_add_general` for the flags.
+        """
+        fast = self._fast
+        if fast is None:
+            self._add_general(lines, may_hold_nul=may_hold_nul, strict=strict)
+            return
+        items = lines if type(lines) is list else list(lines)
+        pos, count = 0, len(items)
+        while pos < count:
+            pos, rows, size, stamped = fast.add(items, pos, self._buf)
+            self.index += rows
+            self.rows += rows
+            self.compiled += rows
+            self.chunk_bytes += size
+            self.stamped += stamped
+            if pos < count:  # an event the compiled builder does not serve: read (or failed) the general way
+                self._add_general(items[pos : pos + 1], may_hold_nul=may_hold_nul, strict=strict)
+                pos += 1
+
+    def _add_general(self, lines: Iterable[Any], *, may_hold_nul: bool, strict: bool) -> None:
+        """The general path, in Python, for any event. `may_hold_nul=False` says the bytes these lines came from hold
         no `\\u0000` escape, which spares a per-event check (the caller scans a whole chunk at once, far
         cheaper than event by event). `strict`: an item that is not valid JSON raises InvalidEvent instead of
         failing alone (a JSON array that does not parse is refused whole).
@@ -216,7 +260,7 @@ class RowBuilder:
                     # For time_fields_ignored(); an event that fails below is counted too (rare, and only
                     # the warning's count is off by it: the service caps it at the events ingested).
                     stamped += 1
-                    if keys is not last_stamped and keys != last_stamped:
+                    if keys and keys is not last_stamped and keys != last_stamped:
                         add_stamped(keys)
                         last_stamped = keys
                 else:
@@ -233,7 +277,8 @@ class RowBuilder:
                     fail(this, "event holds the character U+0000, which cannot be stored")
                     continue
                 # Most streams repeat one shape: comparing with the last one costs less than hashing the pair.
-                if types != last_types or keys != last_keys:
+                # An event with no fields has no shape to record.
+                if keys and (types != last_types or keys != last_keys):
                     add_shape((keys, types))
                     last_keys, last_types = keys, types
                 day = time_us // DAY_US

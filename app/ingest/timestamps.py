@@ -95,7 +95,8 @@ def text_to_us(text: str) -> int:
 _fromisoformat = datetime.fromisoformat
 
 
-def _default_reader(value: Any) -> int:
+def default_reader(value: Any) -> int:
+    """RFC 3339 text, a unix time as text or a number (app/ingest/_fastrows.c reads the common forms the same way)."""
     kind = type(value)
     if kind is str:
         if len(value) > 9 and value[4] == "-":  # the common case, RFC 3339, straight to the C parser
@@ -134,7 +135,7 @@ def make_reader(layout: str | None, now: datetime) -> TimeReader:
     unix times. Raises ValueError at once when `layout` is not a layout at all.
     """
     if layout is None:
-        return _default_reader
+        return default_reader
     chunks = golayout.compile_layout(layout)
 
     def read(value: Any) -> int:

@@ -1,9 +1,10 @@
-"""The shape-plan shortcut (app/ingest/plans.py) stores exactly what the general path stores.
+"""The shortcuts of the row builder store exactly what the general path stores: shape plans (app/ingest/plans.py)
+and the compiled row builder (app/ingest/_fastrows.c).
 
-Each stream below runs through two RowBuilders, one with shape plans and one without, and everything a user
-could see must match: the rows in the COPY payload (time, JSON), the failures with their indexes and
-reasons, and the field types discovered. Each stream first repeats one shape, so the plan is really used,
-then breaks it in one way.
+Each stream below runs through three RowBuilders, one with shape plans, one compiled and one with neither, and
+everything a user could see must match: the COPY payload byte for byte (times, JSON), the failures with their
+indexes and reasons, the days, per-minute counts, the field types discovered and the events stamped with their
+arrival time. Each stream first repeats one shape, so the shortcuts are really used, then breaks it in one way.
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ def _rows(payload: bytearray) -> list[tuple[int, int, int, Any]]:
     return rows
 
 
-def _run(lines: list[bytes], *, plans: bool, timestamp_field: str = "_time", split: int = 5) -> dict[str, Any]:
+def _run(
+    lines: list[bytes], *, plans: bool, compiled: bool = False, timestamp_field: str = "_time", split: int = 5
+) -> dict[str, Any]:
     builder = RowBuilder(
         dataset_id=7,
         arrival_us=ARRIVAL_US,
@@ -72,29 +75,51 @@ def _run(lines: list[bytes], *, plans: bool, timestamp_field: str = "_time", spl
         read_time=make_reader(None, datetime.now(UTC)),
         max_event_bytes=2_000,
         shape_plans=plans,
+        compiled=compiled,
     )
+    assert (builder._fast is not None) == compiled, "the compiled row builder is not built (setup.py)"
     for start in range(0, len(lines), split):  # several calls, as the service makes them per chunk
         builder.add_lines(lines[start : start + split])
     payload, days, count = builder.take_chunk()
     rows = _rows(payload)
     assert len(rows) == count
     return {
+        "payload": bytes(payload),
         "rows": rows,
         "days": days,
+        "minutes": builder.minutes,
         "failed": builder.failed,
         "failures": [(f.index, f.error) for f in builder.failures],
         "fields": field_types(builder.shapes),
+        "shapes": builder.shapes,
+        "stamped": builder.stamped,
+        "stamped_keys": builder.stamped_keys,
+        "index": builder.index,
         "planned": builder.planned,
+        "compiled": builder.compiled,
     }
 
 
+def _same(result: dict[str, Any], general: dict[str, Any], *, exact: bool) -> None:
+    """`exact`: the payload byte for byte. Shape plans may write a shape's keys in the order they learned it (a
+    jsonb value keeps no key order) and know int and float only as "number"."""
+    counters = ("planned", "compiled") if exact else ("planned", "compiled", "shapes", "payload")
+    assert {k: v for k, v in result.items() if k not in counters} == {
+        k: v for k, v in general.items() if k not in counters
+    }
+    assert [_typed(row[3]) for row in result["rows"]] == [_typed(row[3]) for row in general["rows"]]
+
+
 def _same_either_way(lines: list[bytes], **kwargs: Any) -> dict[str, Any]:
-    fast = _run(lines, plans=True, **kwargs)
+    """The shape plans' result (the compiled builder's is checked, too: `compiled_result`)."""
+    planned = _run(lines, plans=True, **kwargs)
     general = _run(lines, plans=False, **kwargs)
-    assert general["planned"] == 0
-    assert {k: v for k, v in fast.items() if k != "planned"} == {k: v for k, v in general.items() if k != "planned"}
-    assert [_typed(row[3]) for row in fast["rows"]] == [_typed(row[3]) for row in general["rows"]]
-    return fast
+    compiled = _run(lines, plans=False, compiled=True, **kwargs)
+    assert general["planned"] == 0 and general["compiled"] == 0
+    _same(planned, general, exact=False)
+    _same(compiled, general, exact=True)
+    planned["compiled_result"] = compiled
+    return planned
 
 
 def test_a_repeated_shape_is_read_through_the_plan() -> None:
