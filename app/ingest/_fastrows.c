@@ -45,6 +45,7 @@ static int buf_reserve(Buf *b, Py_ssize_t extra) {
 }
 
 static inline int buf_put(Buf *b, const char *s, Py_ssize_t n) {
+    if (n == 0) return 0; /* an empty key: nothing to copy, and `b` may have no memory yet */
     if (buf_reserve(b, n) < 0) return -1;
     memcpy(b->data + b->len, s, n);
     b->len += n;
