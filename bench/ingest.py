@@ -13,7 +13,8 @@
    alone can be unlucky), and prints each round, the best of each side and their ratio. The database is
    dropped at the end.
 5. Also prints the CPU each side used per event (server + its PostgreSQL backends + the sending client, against
-   the COPY client + its backends, read from /proc), which other load on the machine hardly moves.
+   the COPY client + its backends, read from /proc), which other load on the machine hardly moves, and the
+   database's (backends') share of it.
 """
 
 from __future__ import annotations
@@ -171,8 +172,8 @@ async def run_ingest(port: int, token: str, bodies: list[bytes], clients: int, d
     return time.perf_counter() - started
 
 
-async def run_copy(url: str, batches: list[list[tuple[Any, ...]]], clients: int) -> tuple[float, float]:
-    """(seconds, CPU seconds used by this process and the COPY backends) for COPYing `batches`."""
+async def run_copy(url: str, batches: list[list[tuple[Any, ...]]], clients: int) -> tuple[float, float, float]:
+    """(seconds, CPU seconds used by this process and the COPY backends, of which the backends') for `batches`."""
     setup = await asyncpg.connect(url)
     await setup.execute(
         "CREATE TABLE raw_events (dataset_id integer NOT NULL, time timestamptz NOT NULL, "
@@ -194,14 +195,16 @@ async def run_copy(url: str, batches: list[list[tuple[Any, ...]]], clients: int)
                 )
 
     backends = [c.get_server_pid() for c in conns]
-    cpu_before = time.process_time() + sum(cpu_seconds(p) for p in backends)
+    client_before = time.process_time()
+    db_before = sum(cpu_seconds(p) for p in backends)
     started = time.perf_counter()
     await asyncio.gather(*(worker(c) for c in conns))
     elapsed = time.perf_counter() - started
-    cpu = time.process_time() + sum(cpu_seconds(p) for p in backends) - cpu_before
+    db_cpu = sum(cpu_seconds(p) for p in backends) - db_before
+    cpu = time.process_time() - client_before + db_cpu
     for c in conns:
         await c.close()
-    return elapsed, cpu
+    return elapsed, cpu, db_cpu
 
 
 async def backend_cpu(conn: asyncpg.Connection, db_name: str, known: dict[int, float]) -> float:
@@ -290,7 +293,8 @@ async def main() -> None:
                 dataset = f"bench{r}w{n}"
                 ingest_s = await run_ingest(port, token, bodies, args.clients, dataset)
                 server_cpu = tree_cpu_seconds(proc.pid) - cpu_before
-                ingest_cpu = server_cpu + time.process_time() - client_before + await backend_cpu(conn, db_name, pg_cpu)
+                db_cpu = await backend_cpu(conn, db_name, pg_cpu)
+                ingest_cpu = server_cpu + time.process_time() - client_before + db_cpu
                 if spy is not None:
                     spy.send_signal(signal.SIGINT)
                     spy.wait(timeout=30)
@@ -304,18 +308,19 @@ async def main() -> None:
                 us = 1e6 / len(events)
                 print(
                     f"round {r + 1}: ingest --workers {n}: {ingest_rates[n][-1]:9,.0f} events/s "
-                    f"(CPU {ingest_cpu * us:4.1f} us/event, server {server_cpu * us:4.1f})"
+                    f"(CPU {ingest_cpu * us:4.1f} us/event: server {server_cpu * us:4.1f}, database {db_cpu * us:4.1f})"
                 )
                 row_batches = row_batches or _batched(copy_rows(events, dataset_id), args.batch)
             await conn.execute("DROP TABLE IF EXISTS raw_events")
-            copy_s, copy_cpu = await run_copy(db_url, row_batches, args.clients)
+            copy_s, copy_cpu, copy_db_cpu = await run_copy(db_url, row_batches, args.clients)
             copy_rates.append(len(events) / copy_s)
             for n in args.workers:
                 cpu_ratios[n].append(copy_cpu / ingest_cpus[n])
             ratios = "  ".join(f"N={n}: {ingest_rates[n][-1] / copy_rates[-1]:.2f}" for n in args.workers)
             print(
                 f"round {r + 1}: raw COPY {copy_rates[-1]:9,.0f} events/s "
-                f"(CPU {copy_cpu * 1e6 / len(events):4.1f} us/event)   ratios {ratios}"
+                f"(CPU {copy_cpu * 1e6 / len(events):4.1f} us/event: database {copy_db_cpu * 1e6 / len(events):4.1f})"
+                f"   ratios {ratios}"
             )
         await conn.close()
         best_copy = max(copy_rates)
