@@ -163,6 +163,9 @@ async def observe_many(
         except (QueryError, OverflowError):
             continue  # alone, it reports the error as always
         shapes.setdefault(statement.sql, []).append(_Planned(at, monitor, statement, shape))
+    # A shared statement runs under the smallest of its monitors' timeouts (`statement_timeout`, the one every
+    # evaluation has): finished in time, each monitor's part was too, so no monitor gets an answer it would not
+    # get alone; cut off, its monitors run alone below, each under its own.
     timeout_ms = max(1, round(statement_timeout * 1000))
     for planned in shapes.values():
         shared = batching.shared_statement([p.statement for p in planned]) if len(planned) > 1 else None
