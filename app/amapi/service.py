@@ -112,12 +112,16 @@ async def list_silences(session: AsyncSession, env: RoutingEnv, filters: list[st
     return [gettable_silence(s) for s in sorted_silences(found)]
 
 
+def _not_found(silence_id: str) -> str:
+    return f"silence {silence_id} not found"  # Alertmanager's words, which amtool's `silence import` looks for
+
+
 async def _silence(session: AsyncSession, silence_id: str, *, for_update: bool = False) -> Silence:
     try:
         return await silences.get(session, silence_id, for_update=for_update)
     except BeaconError as exc:
-        if exc.code == "not_found":  # Alertmanager's words, which amtool's `silence import` looks for
-            raise BeaconError("not_found", f"silence {silence_id} not found") from None
+        if exc.code == "not_found":
+            raise BeaconError("not_found", _not_found(silence_id)) from None
         raise
 
 
@@ -166,12 +170,11 @@ async def delete_silence(session: AsyncSession, env: RoutingEnv, who: Principal,
     besides 200 its API defines here, so the only one whose message amtool prints (to a 404 it says "response
     status code does not match any response statuses")."""
     try:
-        await _silence(session, silence_id)
+        await silences.expire(session, who, silence_id, env.now())
     except BeaconError as exc:
         if exc.code == "not_found":
-            raise ClientContractError(500, exc.message) from None
+            raise ClientContractError(500, _not_found(silence_id)) from None
         raise
-    await silences.expire(session, who, silence_id, env.now())
 
 
 async def receivers(session: AsyncSession) -> list[am.Receiver]:

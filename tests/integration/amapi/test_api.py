@@ -123,6 +123,9 @@ async def test_tokens_and_scopes_decide_and_refusals_keep_beacons_envelope(clien
     limited = {"Authorization": f"Bearer {await make_token(['*'], datasets=['web'])}"}
     r = await client.post("/api/v2/alerts", headers=limited, json=[{"labels": {"alertname": "X"}}])
     assert r.status_code == 403
+    # Refused before the silence is looked for: a limited token learns nothing of which ids exist.
+    r = await client.delete("/api/v2/silence/sil_unknown", headers=limited)
+    assert r.status_code == 403 and r.json()["error"]["code"] == "insufficient_scope", r.text
 
 
 async def test_silences_update_in_place_or_replace_by_alertmanagers_rules(client, auth):
