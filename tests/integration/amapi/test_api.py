@@ -86,6 +86,12 @@ async def test_bad_input_is_a_400_whose_body_is_the_message(client, auth, capfd)
         "POST", "/api/v2/silences", json=_silence([{"name": "a", "value": "(", "isRegex": True}])
     )
     assert status == 400 and "invalid regular expression" in body
+    # The sizes are checked before any regular expression is compiled: too many matchers is the answer.
+    many = [{"name": "a", "value": "(", "isRegex": True}] + [
+        {"name": f"l{i}", "value": "x", "isRegex": False} for i in range(64)
+    ]
+    status, body = await error("POST", "/api/v2/silences", json=_silence(many))
+    assert status == 400 and "length <= 64" in body and "regular expression" not in body, body
     status, body = await error(
         "POST", "/api/v2/silences", json=_silence([{"name": "a", "value": "", "isRegex": False}])
     )
