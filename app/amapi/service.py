@@ -48,7 +48,8 @@ def _convert(data: dict[str, Any], type_: type[Any]) -> Any:
 
 
 async def post_alerts(session: AsyncSession, env: RoutingEnv, who: Principal, alerts: list[am.PostableAlert]) -> None:
-    await service.post_alerts(session, env, who, [alert_post(i, a) for i, a in enumerate(alerts)])
+    service.check_alerts_post(who, len(alerts))  # before the alerts are translated: a refused token costs nothing
+    await service.store_alerts(session, env, [alert_post(i, a) for i, a in enumerate(alerts)])
 
 
 @dataclass
