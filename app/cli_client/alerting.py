@@ -7,22 +7,16 @@ other command) does not pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.cli_client.common import connection_options
+from app.cli_client.common import TABLE_OR_JSON, connection_options, format_option
 
 if TYPE_CHECKING:
     from app.client import Alert, AlertGroup, Routing, RoutingTest, Silence
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _format(*choices: str) -> Callable[[F], F]:
-    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True)
 
 
 def _labels(labels: dict[str, str], leave_out: Sequence[str] = ()) -> str:
@@ -78,7 +72,7 @@ def _groups_text(groups: Sequence[AlertGroup]) -> str:
 @click.option("--filter", "filters", multiple=True, help='A matcher such as team="payments"; repeat: all must hold.')
 @click.option("--state", type=click.Choice(["firing", "suppressed", "resolved"]), help="Only alerts in this state.")
 @click.option("--groups", is_flag=True, help="Show the groups the routing tree forms of them.")
-@_format("table", "json")
+@TABLE_OR_JSON
 @connection_options
 def alerts(filters: tuple[str, ...], state: str | None, groups: bool, fmt: str, url: str, token: str | None) -> None:
     """List alerts, newest first, with their state and why a suppressed one is (silence, inhibition, mute)."""
@@ -162,7 +156,7 @@ def _silence_rows(found: Sequence[Silence]) -> list[list[Any]]:
 
 @silence.command("list")
 @click.option("--state", type=click.Choice(["pending", "active", "expired"]), help="Only silences in this state.")
-@_format("table", "json")
+@TABLE_OR_JSON
 @connection_options
 def silence_list(state: str | None, fmt: str, url: str, token: str | None) -> None:
     """List silences, newest first."""
@@ -257,7 +251,7 @@ def tree_text(doc: Routing) -> str:
 
 
 @routing.command("show")
-@_format("tree", "json")
+@format_option("tree", "json")
 @connection_options
 def routing_show(fmt: str, url: str, token: str | None) -> None:
     """Print the routing document: as a readable tree, or as the JSON that `PUT /v1/routing` takes."""
@@ -289,7 +283,7 @@ def test_text(result: RoutingTest) -> str:
 
 @routing.command("test")
 @click.argument("labels", nargs=-1, required=True)
-@_format("text", "json")
+@format_option("text", "json")
 @connection_options
 def routing_test(labels: tuple[str, ...], fmt: str, url: str, token: str | None) -> None:
     """Which routes, notifiers and group an alert with LABELS (name=value ...) would get now, and whether it would
