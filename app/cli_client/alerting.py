@@ -8,12 +8,13 @@ other command) does not pay for them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from app.cli_client.common import TABLE_OR_JSON, connection_options, format_option
+from app.cli_client.durations import DURATION
 
 if TYPE_CHECKING:
     from app.client import Alert, AlertGroup, Routing, RoutingTest, Silence
@@ -96,7 +97,9 @@ def silence() -> None:
 
 @silence.command("add")
 @click.argument("matchers", nargs=-1, required=True)
-@click.option("--duration", help="How long from the start, e.g. 30m, 2h, 1d, 1h30m [default 2h unless --ends-at].")
+@click.option(
+    "--duration", type=DURATION, help="How long from the start, e.g. 30m, 2h, 1d, 1h30m [default 2h unless --ends-at]."
+)
 @click.option("--ends-at", help="RFC 3339 end instead of --duration.")
 @click.option("--starts-at", help="RFC 3339 start (default now); before it the silence is pending.")
 @click.option("--comment", required=True, help="Why (shown with the silence).")
@@ -104,7 +107,7 @@ def silence() -> None:
 @connection_options
 def silence_add(
     matchers: tuple[str, ...],
-    duration: str | None,
+    duration: timedelta | None,
     ends_at: str | None,
     starts_at: str | None,
     comment: str,
@@ -116,7 +119,6 @@ def silence_add(
     import msgspec
 
     from app.cli_client.common import make_client, reporting
-    from app.routing.texts import parse_duration
 
     if duration and ends_at:
         raise click.UsageError("give --duration or --ends-at, not both")
@@ -124,11 +126,7 @@ def silence_add(
     if ends_at:
         end = _parse_time(ends_at, "--ends-at")
     else:
-        try:
-            length = parse_duration(duration or "2h")
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--duration") from None
-        end = (start or datetime.now(UTC)) + length
+        end = (start or datetime.now(UTC)) + (duration or timedelta(hours=2))
     with reporting(url), make_client(url, token) as client:
         created = client.create_silence(
             list(matchers),
