@@ -13,9 +13,7 @@ import msgspec
 
 from adapters.base import Event, GroupAlert
 from app.routing.labels import describe, fingerprint
-
-# Alertmanager writes Go's zero time for an alert that has not ended.
-ZERO_TIME = "0001-01-01T00:00:00Z"
+from app.timefmt import GO_ZERO_TIME
 
 
 def alertmanager_body(event: Event, *, receiver: str, external_url: str, max_alerts: int = 0) -> dict[str, Any]:
@@ -52,7 +50,7 @@ def _alert(alert: GroupAlert) -> dict[str, Any]:
         "labels": alert.labels,
         "annotations": alert.annotations,
         "startsAt": alert.starts_at,
-        "endsAt": alert.ends_at or ZERO_TIME,
+        "endsAt": alert.ends_at or GO_ZERO_TIME,
         "generatorURL": alert.generator_url or "",
         "fingerprint": alert.fingerprint,
     }

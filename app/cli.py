@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import re
 import shutil
 import signal
 import sys
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 import click
 
 from app.cli_client import register as register_client_commands
+from app.cli_client.durations import DURATION
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -29,15 +29,6 @@ if TYPE_CHECKING:
     from app.tokens.service import TokenOut
 
 T = TypeVar("T")
-_DURATION = re.compile(r"(\d+)([smhdw])")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-def parse_duration(value: str) -> timedelta:
-    match = _DURATION.fullmatch(value.strip())
-    if not match or int(match.group(1)) <= 0:
-        raise click.BadParameter(f"{value!r} is not a duration such as 30d, 12h, 90m or 2w")
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
 
 
 def _settings() -> Settings:
@@ -217,13 +208,13 @@ def tokens_group() -> None:
 @click.option("--name", required=True)
 @click.option("--scope", "scopes", multiple=True, help="Repeat for several; default `*` (all).")
 @click.option("--dataset", "datasets", multiple=True, help="Limit the token to these datasets (nothing of others).")
-@click.option("--expires-in", "expires_in", default=None, help="e.g. 30d, 12h, 2w")
-def tokens_create(name: str, scopes: tuple[str, ...], datasets: tuple[str, ...], expires_in: str | None) -> None:
+@click.option("--expires-in", "expires_in", type=DURATION, default=None, help="e.g. 30d, 12h, 2w")
+def tokens_create(name: str, scopes: tuple[str, ...], datasets: tuple[str, ...], expires_in: timedelta | None) -> None:
     """Create a token; its text is printed alone on the last line."""
     from app.timefmt import utcnow
     from app.tokens import service as tokens
 
-    expires_at = utcnow() + parse_duration(expires_in) if expires_in else None
+    expires_at = utcnow() + expires_in if expires_in else None
     settings = _settings()
     created = _run_db(
         settings,

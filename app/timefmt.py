@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+# Go's zero time, as Alertmanager writes an unset time (an alert that has not ended) in its webhook bodies;
+# its API's Go clients read it too.
+GO_ZERO_TIME = "0001-01-01T00:00:00Z"
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)

@@ -13,7 +13,6 @@ import msgspec
 from app.schemas import AwareDatetime
 
 LabelSet = dict[str, str]
-GO_ZERO_TIME = "0001-01-01T00:00:00.000Z"  # what Alertmanager shows for an unset time
 
 
 class PostableAlert(msgspec.Struct, kw_only=True):

@@ -33,7 +33,7 @@ from app.db.silence import Silence
 from app.errors import BeaconError
 from app.routing import service, silences, views
 from app.routing.env import RoutingEnv
-from app.routing.matchers import check_matchers, compile_regex
+from app.routing.matchers import compile_regex
 from app.routing.schemas import SilenceCreate, SilenceUpdate
 from app.timefmt import iso_ms
 from app.timeparams import to_ms
@@ -48,7 +48,8 @@ def _convert(data: dict[str, Any], type_: type[Any]) -> Any:
 
 
 async def post_alerts(session: AsyncSession, env: RoutingEnv, who: Principal, alerts: list[am.PostableAlert]) -> None:
-    await service.post_alerts(session, env, who, [alert_post(i, a) for i, a in enumerate(alerts)])
+    service.check_alerts_post(who, len(alerts))  # before the alerts are translated: a refused token costs nothing
+    await service.store_alerts(session, env, [alert_post(i, a) for i, a in enumerate(alerts)])
 
 
 @dataclass
@@ -112,12 +113,16 @@ async def list_silences(session: AsyncSession, env: RoutingEnv, filters: list[st
     return [gettable_silence(s) for s in sorted_silences(found)]
 
 
+def _not_found(silence_id: str) -> str:
+    return f"silence {silence_id} not found"  # Alertmanager's words, which amtool's `silence import` looks for
+
+
 async def _silence(session: AsyncSession, silence_id: str, *, for_update: bool = False) -> Silence:
     try:
         return await silences.get(session, silence_id, for_update=for_update)
     except BeaconError as exc:
-        if exc.code == "not_found":  # Alertmanager's words, which amtool's `silence import` looks for
-            raise BeaconError("not_found", f"silence {silence_id} not found") from None
+        if exc.code == "not_found":
+            raise BeaconError("not_found", _not_found(silence_id)) from None
         raise
 
 
@@ -140,24 +145,30 @@ async def post_silence(
 ) -> am.SilenceCreated:
     if not data.matchers:
         raise BeaconError("invalid_field", "silence has no matchers", param="matchers")
-    matchers = [str(m) for m in check_matchers([matcher_text(m) for m in data.matchers], "matchers")]
-    now = env.now()
+    # Beacon's matcher text, written without compiling a regex: the sizes are checked first (as a /v1 body), and
+    # silences.create compiles each matcher once.
     starts_at, ends_at = to_ms(data.starts_at), to_ms(data.ends_at)
+    body = {
+        "matchers": [matcher_text(m) for m in data.matchers],
+        "starts_at": starts_at,
+        "ends_at": ends_at,
+        "comment": data.comment,
+    }
+    if data.created_by:
+        body["created_by"] = data.created_by
+    new: SilenceCreate = _convert(body, SilenceCreate)
+    now = env.now()
     old = None
     if data.id:
         old = await _silence(session, data.id, for_update=True)
-        if _can_update(old, matchers, starts_at, ends_at, now):
-            change: dict[str, Any] = {"ends_at": ends_at, "comment": data.comment}
-            update = _convert(change, SilenceUpdate)
+        if _can_update(old, new.matchers, starts_at, ends_at, now):  # the old matchers, checked already
+            update = _convert({"ends_at": ends_at, "comment": data.comment}, SilenceUpdate)
             if silences.state_of(old, now) == "pending":
                 update.starts_at = starts_at
             await silences.update(session, who, old.id, update, now)
             return am.SilenceCreated(old.id)
-    body = {"matchers": matchers, "starts_at": starts_at, "ends_at": ends_at, "comment": data.comment}
-    if data.created_by:
-        body["created_by"] = data.created_by
     # The old one is expired only together with its replacement, once that has passed every check.
-    created = await silences.create(session, who, _convert(body, SilenceCreate), now, replacing=old)
+    created = await silences.create(session, who, new, now, replacing=old)
     return am.SilenceCreated(created.id)
 
 
@@ -166,12 +177,11 @@ async def delete_silence(session: AsyncSession, env: RoutingEnv, who: Principal,
     besides 200 its API defines here, so the only one whose message amtool prints (to a 404 it says "response
     status code does not match any response statuses")."""
     try:
-        await _silence(session, silence_id)
+        await silences.expire(session, who, silence_id, env.now())
     except BeaconError as exc:
         if exc.code == "not_found":
-            raise ClientContractError(500, exc.message) from None
+            raise ClientContractError(500, _not_found(silence_id)) from None
         raise
-    await silences.expire(session, who, silence_id, env.now())
 
 
 async def receivers(session: AsyncSession) -> list[am.Receiver]:

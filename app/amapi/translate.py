@@ -11,6 +11,7 @@ from app.errors import BeaconError
 from app.routing.matchers import Matcher, MatcherError, parse_matcher
 from app.routing.schemas import AlertOut, AlertPost, SilenceOut
 from app.schemas import EARLIEST
+from app.timefmt import GO_ZERO_TIME
 
 ALERT_STATE = {"firing": "active", "suppressed": "suppressed"}
 
@@ -41,7 +42,7 @@ def gettable_alert(out: AlertOut, receivers: list[str]) -> am.GettableAlert:
         fingerprint=out.fingerprint,
         starts_at=out.starts_at,
         updated_at=out.updated_at,
-        ends_at=out.ends_at or am.GO_ZERO_TIME,
+        ends_at=out.ends_at or GO_ZERO_TIME,
         status=am.AlertStatus(
             state=ALERT_STATE.get(out.state, out.state),
             silenced_by=out.silenced_by,

@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from app.cli_client.common import make_client, reporting, warn
+from app.cli_client.common import format_option, make_client, reporting, warn
 from app.cli_client.common import server_option as _server_option
 from app.cli_client.common import token_option as _token_option
 from app.cli_client.datasets import datasets
@@ -102,7 +102,7 @@ def ingest(
 
 @click.command()
 @click.argument("apl")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "ndjson", "csv"]), default="table")
+@format_option("table", "json", "ndjson", "csv")
 @click.option("--start-time", help="RFC 3339 or relative, e.g. now-1h.")
 @click.option("--end-time", help="RFC 3339 or relative (default now).")
 @click.option(

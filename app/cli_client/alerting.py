@@ -7,45 +7,17 @@ other command) does not pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.cli_client.common import connection_options
+from app.cli_client.common import TABLE_OR_JSON, connection_options, format_option
+from app.cli_client.durations import DURATION
 
 if TYPE_CHECKING:
     from app.client import Alert, AlertGroup, Routing, RoutingTest, Silence
-
-F = TypeVar("F", bound=Callable[..., Any])
-MAX_CELL = 60
-
-
-def _format(*choices: str) -> Callable[[F], F]:
-    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True)
-
-
-def _when(value: datetime | None) -> str:
-    return "" if value is None else value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _cell(text: str) -> str:
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    cells = [[_cell(c) for c in row] for row in rows]
-    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(header)]
-    out = ["  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)).rstrip() for values in [header, *cells]]
-    return "\n".join(out) + "\n"
-
-
-def _json(value: Any) -> str:
-    import msgspec
-
-    return msgspec.json.format(msgspec.json.encode(value), indent=2).decode() + "\n"
 
 
 def _labels(labels: dict[str, str], leave_out: Sequence[str] = ()) -> str:
@@ -66,11 +38,11 @@ def why(alert: Alert) -> str:
     return "; ".join(parts)
 
 
-def _alert_rows(alerts: Sequence[Alert]) -> list[list[str]]:
+def _alert_rows(alerts: Sequence[Alert]) -> list[list[Any]]:
     return [
         [
             a.state,
-            _when(a.starts_at),
+            a.starts_at,
             a.labels.get("alertname", ""),
             _labels(a.labels, ("alertname",)),
             why(a),
@@ -84,6 +56,8 @@ ALERT_HEADER = ("STATE", "SINCE", "ALERT", "LABELS", "WHY", "FINGERPRINT")
 
 
 def _groups_text(groups: Sequence[AlertGroup]) -> str:
+    from app.cli_client.tables import table
+
     if not groups:
         return "no alert groups\n"
     out = []
@@ -91,7 +65,7 @@ def _groups_text(groups: Sequence[AlertGroup]) -> str:
         notifiers = ", ".join(g.notifier_ids) or "no notifiers"
         muted = f"  muted by {', '.join(g.muted_by)}" if g.muted_by else ""
         out.append(f"{g.route} {_labels(g.labels)} → {notifiers}{muted}\n")
-        out.append("".join("  " + line + "\n" for line in _table(ALERT_HEADER, _alert_rows(g.alerts)).splitlines()))
+        out.append("".join("  " + line + "\n" for line in table(ALERT_HEADER, _alert_rows(g.alerts)).splitlines()))
     return "\n".join(out)
 
 
@@ -99,24 +73,21 @@ def _groups_text(groups: Sequence[AlertGroup]) -> str:
 @click.option("--filter", "filters", multiple=True, help='A matcher such as team="payments"; repeat: all must hold.')
 @click.option("--state", type=click.Choice(["firing", "suppressed", "resolved"]), help="Only alerts in this state.")
 @click.option("--groups", is_flag=True, help="Show the groups the routing tree forms of them.")
-@_format("table", "json")
+@TABLE_OR_JSON
 @connection_options
 def alerts(filters: tuple[str, ...], state: str | None, groups: bool, fmt: str, url: str, token: str | None) -> None:
     """List alerts, newest first, with their state and why a suppressed one is (silence, inhibition, mute)."""
     from app.cli_client.common import make_client, reporting
+    from app.cli_client.tables import as_json, table
 
     with reporting(url), make_client(url, token) as client:
         if groups:
             found_groups = client.alert_groups(filters=list(filters), state=state).data
-            click.echo(_json(found_groups) if fmt == "json" else _groups_text(found_groups), nl=False)
+            click.echo(as_json(found_groups) if fmt == "json" else _groups_text(found_groups), nl=False)
             return
         found = list(client.iterate(client.list_alerts, filters=list(filters), state=state, limit=100))
-    if fmt == "json":
-        click.echo(_json(found), nl=False)
-    elif not found:
-        click.echo("no alerts")
-    else:
-        click.echo(_table(ALERT_HEADER, _alert_rows(found)), nl=False)
+    shown = as_json(found) if fmt == "json" else table(ALERT_HEADER, _alert_rows(found), empty="no alerts")
+    click.echo(shown, nl=False)
 
 
 @click.group()
@@ -126,7 +97,9 @@ def silence() -> None:
 
 @silence.command("add")
 @click.argument("matchers", nargs=-1, required=True)
-@click.option("--duration", help="How long from the start, e.g. 30m, 2h, 1d, 1h30m [default 2h unless --ends-at].")
+@click.option(
+    "--duration", type=DURATION, help="How long from the start, e.g. 30m, 2h, 1d, 1h30m [default 2h unless --ends-at]."
+)
 @click.option("--ends-at", help="RFC 3339 end instead of --duration.")
 @click.option("--starts-at", help="RFC 3339 start (default now); before it the silence is pending.")
 @click.option("--comment", required=True, help="Why (shown with the silence).")
@@ -134,7 +107,7 @@ def silence() -> None:
 @connection_options
 def silence_add(
     matchers: tuple[str, ...],
-    duration: str | None,
+    duration: timedelta | None,
     ends_at: str | None,
     starts_at: str | None,
     comment: str,
@@ -146,7 +119,6 @@ def silence_add(
     import msgspec
 
     from app.cli_client.common import make_client, reporting
-    from app.routing.texts import parse_duration
 
     if duration and ends_at:
         raise click.UsageError("give --duration or --ends-at, not both")
@@ -154,11 +126,7 @@ def silence_add(
     if ends_at:
         end = _parse_time(ends_at, "--ends-at")
     else:
-        try:
-            length = parse_duration(duration or "2h")
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--duration") from None
-        end = (start or datetime.now(UTC)) + length
+        end = (start or datetime.now(UTC)) + (duration or timedelta(hours=2))
     with reporting(url), make_client(url, token) as client:
         created = client.create_silence(
             list(matchers),
@@ -180,30 +148,24 @@ def _parse_time(text: str, option: str) -> datetime:
     return value
 
 
-def _silence_rows(found: Sequence[Silence]) -> list[list[str]]:
-    return [
-        [s.id, s.state, _when(s.starts_at), _when(s.ends_at), ", ".join(s.matchers), s.created_by, s.comment]
-        for s in found
-    ]
+def _silence_rows(found: Sequence[Silence]) -> list[list[Any]]:
+    return [[s.id, s.state, s.starts_at, s.ends_at, ", ".join(s.matchers), s.created_by, s.comment] for s in found]
 
 
 @silence.command("list")
 @click.option("--state", type=click.Choice(["pending", "active", "expired"]), help="Only silences in this state.")
-@_format("table", "json")
+@TABLE_OR_JSON
 @connection_options
 def silence_list(state: str | None, fmt: str, url: str, token: str | None) -> None:
     """List silences, newest first."""
     from app.cli_client.common import make_client, reporting
+    from app.cli_client.tables import as_json, table
 
     with reporting(url), make_client(url, token) as client:
         found = list(client.iterate(client.list_silences, state=state, limit=100))
-    if fmt == "json":
-        click.echo(_json(found), nl=False)
-    elif not found:
-        click.echo("no silences")
-    else:
-        header = ("ID", "STATE", "STARTS", "ENDS", "MATCHERS", "CREATED BY", "COMMENT")
-        click.echo(_table(header, _silence_rows(found)), nl=False)
+    header = ("ID", "STATE", "STARTS", "ENDS", "MATCHERS", "CREATED BY", "COMMENT")
+    shown = as_json(found) if fmt == "json" else table(header, _silence_rows(found), empty="no silences")
+    click.echo(shown, nl=False)
 
 
 @silence.command("expire")
@@ -212,11 +174,12 @@ def silence_list(state: str | None, fmt: str, url: str, token: str | None) -> No
 def silence_expire(silence_ids: tuple[str, ...], url: str, token: str | None) -> None:
     """End silences now (they are kept, as expired)."""
     from app.cli_client.common import make_client, reporting
+    from app.cli_client.tables import text
 
     with reporting(url), make_client(url, token) as client:
         for silence_id in silence_ids:
             done = client.expire_silence(silence_id)
-            click.echo(f"{done.id} expired at {_when(done.ends_at)}")
+            click.echo(f"{done.id} expired at {text(done.ends_at)}")
 
 
 @click.group()
@@ -248,6 +211,8 @@ def _group_by(names: list[str] | None) -> str:
 def tree_text(doc: Routing) -> str:
     """The tree as indented lines: each route's matchers, then what it sends where; a value the route does not
     set itself (inherited from its parent) is marked with `*`."""
+    from app.cli_client.tables import as_json
+
     out = [f"routing version {doc.version}  (* inherited from the parent route)"]
 
     def walk(node: dict[str, Any], path: str, depth: int, parent: dict[str, Any]) -> None:
@@ -279,20 +244,21 @@ def tree_text(doc: Routing) -> str:
             f"{{{', '.join(rule.get('target_matchers', []))}}}{equal}"
         )
     for interval in doc.time_intervals:
-        out.append(f"time interval {interval.get('name')}: {_json(interval.get('intervals', [])).strip()}")
+        out.append(f"time interval {interval.get('name')}: {as_json(interval.get('intervals', [])).strip()}")
     return "\n".join(out) + "\n"
 
 
 @routing.command("show")
-@_format("tree", "json")
+@format_option("tree", "json")
 @connection_options
 def routing_show(fmt: str, url: str, token: str | None) -> None:
     """Print the routing document: as a readable tree, or as the JSON that `PUT /v1/routing` takes."""
     from app.cli_client.common import make_client, reporting
+    from app.cli_client.tables import as_json
 
     with reporting(url), make_client(url, token) as client:
         doc = client.get_routing()
-    click.echo(_json({"version": doc.version, **doc.document()}) if fmt == "json" else tree_text(doc), nl=False)
+    click.echo(as_json({"version": doc.version, **doc.document()}) if fmt == "json" else tree_text(doc), nl=False)
 
 
 def test_text(result: RoutingTest) -> str:
@@ -315,12 +281,13 @@ def test_text(result: RoutingTest) -> str:
 
 @routing.command("test")
 @click.argument("labels", nargs=-1, required=True)
-@_format("text", "json")
+@format_option("text", "json")
 @connection_options
 def routing_test(labels: tuple[str, ...], fmt: str, url: str, token: str | None) -> None:
     """Which routes, notifiers and group an alert with LABELS (name=value ...) would get now, and whether it would
     be silenced, inhibited or muted; nothing is sent."""
     from app.cli_client.common import make_client, reporting
+    from app.cli_client.tables import as_json
     from app.routing.texts import parse_labels
 
     try:
@@ -329,7 +296,7 @@ def routing_test(labels: tuple[str, ...], fmt: str, url: str, token: str | None)
         raise click.BadParameter(str(exc), param_hint="LABELS") from None
     with reporting(url), make_client(url, token) as client:
         result = client.test_routing(label_map)
-    click.echo(_json(result) if fmt == "json" else test_text(result), nl=False)
+    click.echo(as_json(result) if fmt == "json" else test_text(result), nl=False)
 
 
 def register(group: click.Group) -> None:

@@ -42,6 +42,21 @@ def connection_options(func: F) -> F:
     return server_option("--url", "--server")(token_option(func))
 
 
+def format_option(*choices: str) -> Callable[[F], F]:
+    """`--format` (the parameter `fmt`): one of `choices`, the first the default."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default=choices[0],
+        show_default=True,
+        help="Output format.",
+    )
+
+
+TABLE_OR_JSON = format_option("table", "json")
+
+
 def make_client(url: str, token: str | None) -> Client:
     from app.client import Backoff, Client
 

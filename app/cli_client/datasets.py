@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli_client.common import connection_options, make_client, reporting
-
-FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+from app.cli_client.common import TABLE_OR_JSON, connection_options, make_client, reporting
 
 
 @click.group()
@@ -15,7 +13,7 @@ def datasets() -> None:
 
 
 @datasets.command("list")
-@FORMAT
+@TABLE_OR_JSON
 @connection_options
 def list_datasets(fmt: str, url: str, token: str | None) -> None:
     """Every dataset the token may see."""
@@ -32,7 +30,7 @@ def list_datasets(fmt: str, url: str, token: str | None) -> None:
 
 @datasets.command("fields")
 @click.argument("name")
-@FORMAT
+@TABLE_OR_JSON
 @connection_options
 def list_fields(name: str, fmt: str, url: str, token: str | None) -> None:
     """The fields seen in a dataset and their JSON types (what a query can name)."""

@@ -1,14 +1,30 @@
-"""Whole seconds from `90`, `90s`, `5m`, `2h` or `1d`, for the monitor options."""
+"""Durations for the CLI's options: app/durations.py's notation, as a timedelta (`DURATION`) or as whole seconds
+(`SECONDS`, where a bare number is seconds). app/durations.py is imported when a value is read, not by `--help`."""
 
 from __future__ import annotations
 
-import re
+from datetime import timedelta
 from typing import Any
 
 import click
 
-_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_FORM = re.compile(r"(\d+)([smhd]?)")
+
+def _parse(
+    type_: click.ParamType, value: Any, param: click.Parameter | None, ctx: click.Context | None, **examples: str
+) -> timedelta:
+    from app.durations import parse_duration
+
+    try:
+        return parse_duration(str(value), **examples)
+    except ValueError as exc:
+        type_.fail(str(exc), param, ctx)
+
+
+class Duration(click.ParamType):
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> timedelta:
+        return value if isinstance(value, timedelta) else _parse(self, value, param, ctx)
 
 
 class Seconds(click.ParamType):
@@ -17,10 +33,11 @@ class Seconds(click.ParamType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int):
             return value
-        match = _FORM.fullmatch(str(value).strip())
-        if not match:
-            self.fail(f"{value!r} is not a duration such as 90, 90s, 5m, 2h or 1d", param, ctx)
-        return int(match.group(1)) * _SECONDS[match.group(2) or "s"]
+        text = str(value).strip()
+        if text.isascii() and text.isdigit():
+            return int(text)
+        return int(_parse(self, text, param, ctx, examples="90, 90s, 5m, 2h or 1h30m").total_seconds())
 
 
+DURATION = Duration()
 SECONDS = Seconds()

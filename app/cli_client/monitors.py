@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.cli_client.common import connection_options, make_client, reporting, warn
+from app.cli_client.common import TABLE_OR_JSON, connection_options, make_client, reporting, warn
 from app.cli_client.durations import SECONDS
 
 if TYPE_CHECKING:
     from app.client import Monitor
 
-FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 TYPES = ["threshold", "match_event"]
 STATES = ["ok", "alerting", "no_data", "error"]
 OPERATORS = ["above", "above_or_equal", "below", "below_or_equal"]
@@ -34,7 +33,7 @@ def _condition(m: Monitor) -> str:
 
 @monitors.command("list")
 @click.option("--state", type=click.Choice(STATES), help="Only monitors in this state.")
-@FORMAT
+@TABLE_OR_JSON
 @connection_options
 def list_monitors(state: str | None, fmt: str, url: str, token: str | None) -> None:
     """Every monitor, newest first: id, name, state, last value and condition."""
@@ -82,7 +81,7 @@ def _details(m: Monitor) -> list[tuple[str, Any]]:
 
 @monitors.command("get")
 @click.argument("monitor_id")
-@FORMAT
+@TABLE_OR_JSON
 @connection_options
 def get_monitor(monitor_id: str, fmt: str, url: str, token: str | None) -> None:
     """One monitor, every field."""
@@ -181,7 +180,7 @@ def create_monitor(
 @monitors.command("evaluate")
 @click.argument("monitor_id")
 @click.option("--dry-run", is_flag=True, help="Report only: no state change, no history, no notification.")
-@FORMAT
+@TABLE_OR_JSON
 @connection_options
 def evaluate_monitor(monitor_id: str, dry_run: bool, fmt: str, url: str, token: str | None) -> None:
     """Evaluate a monitor now and say what it found."""
@@ -214,7 +213,7 @@ def evaluate_monitor(monitor_id: str, dry_run: bool, fmt: str, url: str, token: 
 @monitors.command("history")
 @click.argument("monitor_id")
 @click.option("--limit", type=click.IntRange(1, 10_000), default=25, show_default=True, help="Newest entries shown.")
-@FORMAT
+@TABLE_OR_JSON
 @connection_options
 def monitor_history(monitor_id: str, limit: int, fmt: str, url: str, token: str | None) -> None:
     """The monitor's events (triggered, resolved, no_data, error, matched), newest first, with their deliveries."""

@@ -6,9 +6,7 @@ import sys
 
 import click
 
-from app.cli_client.common import connection_options, make_client, reporting
-
-FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+from app.cli_client.common import TABLE_OR_JSON, connection_options, make_client, reporting
 
 
 @click.group()
@@ -18,7 +16,7 @@ def notifiers() -> None:
 
 @notifiers.command("list")
 @click.option("--type", "type_", help="Only notifiers of this type (chat_a, webhook, email, …).")
-@FORMAT
+@TABLE_OR_JSON
 @connection_options
 def list_notifiers(type_: str | None, fmt: str, url: str, token: str | None) -> None:
     """Every notifier, newest first, with where it sends (never its secrets)."""
@@ -35,7 +33,7 @@ def list_notifiers(type_: str | None, fmt: str, url: str, token: str | None) -> 
 
 @notifiers.command("test")
 @click.argument("notifier_id")
-@FORMAT
+@TABLE_OR_JSON
 @connection_options
 def test_notifier(notifier_id: str, fmt: str, url: str, token: str | None) -> None:
     """Send a test message now; prints the delivery and each attempt. Exit status 1 when it did not succeed."""

@@ -28,7 +28,7 @@ from app.errors import BeaconError
 from app.monitors.state import Change, Series, Step
 from app.routing import config, store
 from app.routing.labels import MAX_VALUE_CHARS, check_labels, fingerprint, sanitize_name
-from app.routing.suppression import load
+from app.routing.suppression import Suppressor, load
 
 RESERVED = ("alertname", "monitor_id", "dataset", "beacon_state")
 
@@ -107,30 +107,6 @@ def _change_labels(monitor: Monitor, change: Change) -> dict[str, str]:
     return labels_of(monitor, change.group)
 
 
-async def record(
-    session: AsyncSession,
-    monitor: Monitor,
-    step: Step,
-    now: datetime,
-    *,
-    link: str,
-    error: str | None,
-    direct: bool,
-) -> list[bool]:
-    """Bring the monitor's alerts in line with `step` (the caller's transaction); for each of `step.changes`,
-    whether the monitor's own notifiers get its message (always True when it has none: the tree routes it)."""
-    conn = await store.in_transaction(session)
-    sends = [True] * len(step.changes)
-    if direct:
-        sends = await _direct_verdicts(conn, monitor, step.changes, now)
-    firing = firing_now(monitor, step.state, step.series, link, error, direct)
-    await store.upsert(conn, [*firing, *_pulses(monitor, step, link, direct, now)], now)
-    await store.resolve_others(conn, monitor.id, [a.fingerprint for a in firing], now)
-    if direct:
-        await _mark_notified(conn, _notified(monitor, step.changes, sends))
-    return sends
-
-
 def _notified(monitor: Monitor, changes: Sequence[Change], sends: Sequence[bool]) -> list[tuple[str, bool]]:
     """Whether each firing alert's message went out (its resolve follows it). A repeat that was suppressed
     changes nothing: the trigger before it went out."""
@@ -153,7 +129,7 @@ async def _mark_notified(conn: Any, fired: Sequence[tuple[str, bool]]) -> None:
 
 @dataclass(frozen=True)
 class Recording:
-    """One monitor's run, for `record_many`."""
+    """One monitor's run, for `record_many`: `direct` when the monitor has notifiers of its own."""
 
     monitor: Monitor
     step: Step
@@ -163,20 +139,27 @@ class Recording:
 
 
 async def record_many(session: AsyncSession, runs: Sequence[Recording], now: datetime) -> list[list[bool]]:
-    """`record` for the runs of a batch (each a different monitor), in a few statements for all of them.
+    """Bring each run's monitor alerts in line with its `step` (the caller's transaction), in a few statements
+    for all of them; for each run, and each of its `step.changes`, whether the monitor's own notifiers get its
+    message (always True when it has none: the tree routes it).
 
-    The same answers as one `record` after another: a monitor's alerts carry its `monitor_id`, so no run
-    touches another's rows, and silences and mute timings depend on the time only. Inhibition depends on the
-    alerts firing, which the runs before change: with inhibit rules, the runs go one by one."""
+    The same answers as one run after another: a monitor's alerts carry its `monitor_id`, so no run touches
+    another's rows, and silences and mute timings depend on the time only. Inhibition depends on the alerts
+    firing, which the runs before change: with inhibit rules, the runs go one by one."""
     conn = await store.in_transaction(session)
-    suppressor = None
-    if any(r.direct for r in runs):
-        tree = (await config.current(conn)).tree
-        if tree.inhibit_rules:
-            return [
-                await record(session, r.monitor, r.step, now, link=r.link, error=r.error, direct=r.direct) for r in runs
-            ]
-        suppressor = await load(conn, tree, now)
+    if not any(r.direct for r in runs):
+        return await _record(conn, runs, None, now)
+    tree = (await config.current(conn)).tree
+    if tree.inhibit_rules and len(runs) > 1:
+        return [(await record_many(session, [r], now))[0] for r in runs]
+    return await _record(conn, runs, await load(conn, tree, now), now)
+
+
+async def _record(
+    conn: Any, runs: Sequence[Recording], suppressor: Suppressor | None, now: datetime
+) -> list[list[bool]]:
+    """`record_many` with the silences, inhibitions and mute timings in force (`suppressor`: None when no run
+    is direct)."""
     labels = [[_change_labels(r.monitor, c) for c in r.step.changes] if r.direct else [] for r in runs]
     fps = [[fingerprint(x) for x in xs] for xs in labels]
     notified: dict[str, bool] = {}
@@ -193,6 +176,7 @@ async def record_many(session: AsyncSession, runs: Sequence[Recording], now: dat
         sends = [True] * len(r.step.changes)
         if r.direct:
             assert suppressor is not None
+            # A firing change goes out unless silenced, inhibited or muted now; a resolve if its firing did.
             sends = [
                 notified.get(fp, True) if c.kind == "resolved" else not suppressor.verdict(fp, x).suppressed
                 for c, x, fp in zip(r.step.changes, xs, fs, strict=True)
@@ -204,22 +188,9 @@ async def record_many(session: AsyncSession, runs: Sequence[Recording], now: dat
         alerts += firing
         alerts += _pulses(r.monitor, r.step, r.link, r.direct, now)
     await store.upsert(conn, alerts, now)
-    await _resolve_others(conn, [r.monitor.id for r in runs], keep, now)
+    await store.resolve_others(conn, [r.monitor.id for r in runs], keep, now)
     await _mark_notified(conn, fired)
     return verdicts
-
-
-async def _resolve_others(conn: Any, monitor_ids: Sequence[str], keep: Sequence[str], now: datetime) -> None:
-    """store.resolve_others for several monitors: a fingerprint is one monitor's (its labels name it)."""
-    await conn.execute(
-        """
-        UPDATE alerts SET ends_at = $3, routing_pending = false, pending_since = NULL, updated_at = $3
-        WHERE monitor_id = ANY($1::text[]) AND ends_at IS NULL AND NOT (fingerprint = ANY($2::text[]))
-        """,
-        list(monitor_ids),
-        list(keep),
-        now,
-    )
 
 
 def _pulses(monitor: Monitor, step: Step, link: str, direct: bool, now: datetime) -> list[store.AlertInput]:
@@ -234,28 +205,15 @@ def _pulses(monitor: Monitor, step: Step, link: str, direct: bool, now: datetime
     return pulses
 
 
-async def _direct_verdicts(conn: Any, monitor: Monitor, changes: Sequence[Change], now: datetime) -> list[bool]:
-    """A firing change goes out unless silenced, inhibited or muted now; a resolve goes out if its firing did."""
-    suppressor = await load(conn, (await config.current(conn)).tree, now)
-    labels = [_change_labels(monitor, c) for c in changes]
-    fps = [fingerprint(x) for x in labels]
-    rows = await conn.fetch("SELECT fingerprint, notified FROM alerts WHERE fingerprint = ANY($1::text[])", fps)
-    notified = {r["fingerprint"]: r["notified"] for r in rows}
-    return [
-        notified.get(fp, True) if c.kind == "resolved" else not suppressor.verdict(fp, x).suppressed
-        for c, x, fp in zip(changes, labels, fps, strict=True)
-    ]
-
-
 async def refresh(session: AsyncSession, monitor: Monitor, now: datetime, *, link: str, direct: bool) -> None:
     """After a change of labels, name or notifiers: the alerts the monitor reports now, under their new labels."""
     series = msgspec.convert(monitor.series or {}, dict[str, Series])
     firing = firing_now(monitor, monitor.state, series, link, monitor.last_error, direct)
     conn = await store.in_transaction(session)
     await store.upsert(conn, firing, now)
-    await store.resolve_others(conn, monitor.id, [a.fingerprint for a in firing], now)
+    await store.resolve_others(conn, [monitor.id], [a.fingerprint for a in firing], now)
 
 
 async def forget(session: AsyncSession, monitor_id: str, now: datetime) -> None:
     """A deleted monitor's alerts resolve."""
-    await store.resolve_others(await store.in_transaction(session), monitor_id, [], now)
+    await store.resolve_others(await store.in_transaction(session), [monitor_id], [], now)

@@ -118,16 +118,18 @@ async def observe(
     *,
     statement_timeout: float,
     savepoint_open: bool = False,
+    compiled: tuple[Statement, queries.Shape] | None = None,
 ) -> Observation:
-    """Run the query (nothing when the dataset does not exist yet: no events, no data). Afterwards a savepoint
-    is open on `conn` (the next monitor of a batch releases it: `savepoint_open`), so one statement goes ahead of
-    each query however many monitors a transaction evaluates."""
+    """Run the query (nothing when the dataset does not exist yet: no events, no data); a threshold query's
+    statement may come `compiled` already. Afterwards a savepoint is open on `conn` (the next monitor of a batch
+    releases it: `savepoint_open`), so one statement goes ahead of each query however many monitors a
+    transaction evaluates."""
     timeout_ms = max(1, round(statement_timeout * 1000))
     release = f"RELEASE SAVEPOINT {SAVEPOINT}; " if savepoint_open else ""
     await conn.execute(f"{release}SET LOCAL statement_timeout = {timeout_ms}; SAVEPOINT {SAVEPOINT}")
     try:
         if monitor.type == "threshold":
-            return await _threshold(conn, monitor, dataset_id, window, now)
+            return await _threshold(conn, monitor, dataset_id, window, now, compiled)
         return await _match(conn, monitor, dataset_id, window, now)
     except (asyncpg.PostgresError, QueryError, OverflowError) as exc:
         if isinstance(exc, asyncpg.PostgresError):
@@ -154,6 +156,7 @@ async def observe_many(
     """`observe` for a batch of monitors: threshold queries of one shape share a statement
     (app/monitors/batching.py); the rest, and every monitor of a shared statement that failed, run alone."""
     found: list[Observation | None] = [None] * len(batch)
+    compiled: dict[int, _Planned] = {}  # by place in the batch: what runs alone is not compiled again
     shapes: dict[str, list[_Planned]] = {}
     for at, (monitor, dataset_id, window) in enumerate(batch):
         if monitor.type != "threshold" or dataset_id is None:
@@ -162,7 +165,11 @@ async def observe_many(
             statement, shape = threshold_statement(monitor, dataset_id, window, now)
         except (QueryError, OverflowError):
             continue  # alone, it reports the error as always
-        shapes.setdefault(statement.sql, []).append(_Planned(at, monitor, statement, shape))
+        compiled[at] = _Planned(at, monitor, statement, shape)
+        shapes.setdefault(statement.sql, []).append(compiled[at])
+    # A shared statement runs under the smallest of its monitors' timeouts (`statement_timeout`, the one every
+    # evaluation has): finished in time, each monitor's part was too, so no monitor gets an answer it would not
+    # get alone; cut off, its monitors run alone below, each under its own.
     timeout_ms = max(1, round(statement_timeout * 1000))
     for planned in shapes.values():
         shared = batching.shared_statement([p.statement for p in planned]) if len(planned) > 1 else None
@@ -185,6 +192,7 @@ async def observe_many(
     for at, (monitor, dataset_id, window) in enumerate(batch):
         observation = found[at]
         if observation is None:
+            alone = compiled.get(at)
             observation = await observe(
                 conn,
                 monitor,
@@ -193,6 +201,7 @@ async def observe_many(
                 now,
                 statement_timeout=statement_timeout,
                 savepoint_open=savepoint_open,
+                compiled=(alone.statement, alone.shape) if alone is not None else None,
             )
             savepoint_open = True
         out.append(observation)
@@ -200,11 +209,16 @@ async def observe_many(
 
 
 async def _threshold(
-    conn: asyncpg.Connection, monitor: Monitor, dataset_id: int | None, window: Window, now: datetime
+    conn: asyncpg.Connection,
+    monitor: Monitor,
+    dataset_id: int | None,
+    window: Window,
+    now: datetime,
+    compiled: tuple[Statement, queries.Shape] | None,
 ) -> Observation:
     if dataset_id is None:
         return Observation(Values({}))
-    statement, shape = threshold_statement(monitor, dataset_id, window, now)
+    statement, shape = compiled or threshold_statement(monitor, dataset_id, window, now)
     return threshold_observation(monitor, statement, shape, await _fetch(conn, statement))
 
 

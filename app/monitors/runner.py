@@ -30,7 +30,7 @@ from app.db.monitor_notifier import MonitorNotifier
 from app.deliveries.sending import DeliveryEnv
 from app.deliveries.service import enqueue
 from app.monitors import alerting
-from app.monitors.evaluation import Observation, Window, observe, observe_many, rules_of, window_for
+from app.monitors.evaluation import Observation, Window, observe_many, rules_of, window_for
 from app.monitors.state import Change, Series, Step, resize, step_match, step_threshold
 from app.request_ids import new_id
 from app.timefmt import iso_ms, iso_ms_or_none
@@ -114,12 +114,7 @@ async def routes_of(session: AsyncSession, monitor_ids: Sequence[str]) -> dict[s
 
 
 async def routes(session: AsyncSession, monitor_id: str) -> list[str]:
-    stmt = (
-        select(MonitorNotifier.notifier_id)
-        .where(MonitorNotifier.monitor_id == monitor_id)
-        .order_by(MonitorNotifier.position)
-    )
-    return list((await session.execute(stmt)).scalars())
+    return (await routes_of(session, [monitor_id]))[monitor_id]
 
 
 def series_of(monitor: Monitor) -> dict[str, Series]:
@@ -136,54 +131,26 @@ async def evaluate(
     scheduled: bool,
     dry_run: bool = False,
 ) -> Report:
-    """Evaluate the locked `monitor` at `now`; unless `dry_run`, add its events, deliveries and annotation to the
-    session and leave the monitor row's new values in `report.row`: the caller writes them with `save` (one
-    statement for a whole batch) and commits. `scheduled`: a run of the loop (it moves the schedule on), not an
-    on-demand one."""
-    settings = env.settings
-    window = window_for(monitor, now, settle_seconds=settings.monitor_match_settle_seconds)
-    conn = await driver_connection(session)
-    observed = await observe(
-        conn,
-        monitor,
-        dataset_id,
-        window,
-        now,
-        statement_timeout=settings.monitor_query_timeout_seconds,
-        savepoint_open=session.info.get(SAVEPOINT_OPEN) is session.get_transaction(),
-    )
-    session.info[SAVEPOINT_OPEN] = session.get_transaction()
-    notifiers = await routes(session, monitor.id) if monitor.repeat_interval_seconds else None
-    report = _report(monitor, now, window, observed, notifiers)
-    if any(c.notify for c in report.step.changes):
-        report.notifier_ids = notifiers if notifiers is not None else await routes(session, monitor.id)
-    report.events = [_event_row(monitor, c, window, observed, now, dry_run) for c in report.step.changes]
-    if dry_run:
-        return report
-    report.row = _row(monitor, report, scheduled)
-    sends = [True] * len(report.step.changes)
-    # The monitor's alerts follow (app/routing); its own notifiers hear of what is not suppressed.
-    if report.step.changes:
-        direct = report.notifier_ids or await routes(session, monitor.id)
-        sends = await alerting.record(
-            session,
-            monitor,
-            report.step,
-            now,
-            link=link(env, monitor.id),
-            error=observed.error,
-            direct=bool(direct),
-        )
-    _write(session, env, report, sends)
-    return report
+    """`evaluate_many` for one locked monitor (the evaluate endpoint, and a monitor retried alone)."""
+    batch = [(monitor, dataset_id)]
+    return (await evaluate_many(session, env, batch, now=now, scheduled=scheduled, dry_run=dry_run))[0]
 
 
 async def evaluate_many(
-    session: AsyncSession, env: DeliveryEnv, claimed: Sequence[tuple[Monitor, int | None]], *, now: datetime
+    session: AsyncSession,
+    env: DeliveryEnv,
+    claimed: Sequence[tuple[Monitor, int | None]],
+    *,
+    now: datetime,
+    scheduled: bool = True,
+    dry_run: bool = False,
 ) -> list[Report]:
-    """`evaluate` (scheduled) for a batch of locked monitors, with the same answers: queries of one shape share
-    a statement (app/monitors/evaluation.py `observe_many`), and routes, alerts, events and deliveries are read
-    and written for the whole batch at once rather than monitor by monitor."""
+    """Evaluate the locked monitors at `now`; unless `dry_run`, add their events, deliveries and annotations to
+    the session and leave each monitor row's new values in `report.row`: the caller writes them with `save` (one
+    statement for a whole batch) and commits. `scheduled`: a run of the loop (it moves the schedule on), not an
+    on-demand one. Queries of one shape share a statement (app/monitors/evaluation.py `observe_many`), and
+    routes, alerts, events and deliveries are read and written for the whole batch at once, with the answers
+    each monitor would get alone."""
     settings = env.settings
     windows = [window_for(m, now, settle_seconds=settings.monitor_match_settle_seconds) for m, _ in claimed]
     observed = await observe_many(
@@ -200,11 +167,13 @@ async def evaluate_many(
         report = _report(monitor, now, window, observation, routed[monitor.id])
         if any(c.notify for c in report.step.changes):
             report.notifier_ids = routed[monitor.id]
-        report.events = [_event_row(monitor, c, window, observation, now, False) for c in report.step.changes]
-        report.row = _row(monitor, report, True)
+        report.events = [_event_row(monitor, c, window, observation, now, dry_run) for c in report.step.changes]
+        if not dry_run:
+            report.row = _row(monitor, report, scheduled)
         reports.append(report)
     changed = [r for r in reports if r.step.changes]
-    if changed:
+    if changed and not dry_run:
+        # The monitors' alerts follow (app/routing); their own notifiers hear of what is not suppressed.
         verdicts = await alerting.record_many(
             session,
             [
@@ -220,11 +189,9 @@ async def evaluate_many(
     return reports
 
 
-def _report(
-    monitor: Monitor, now: datetime, window: Window, observed: Observation, notifiers: list[str] | None
-) -> Report:
-    """Run the state machine. A firing alert is repeated to the monitor's own notifiers only (`notifiers`, when
-    known): a routed alert repeats on its route's `repeat_interval`."""
+def _report(monitor: Monitor, now: datetime, window: Window, observed: Observation, notifiers: list[str]) -> Report:
+    """Run the state machine. A firing alert is repeated to the monitor's own `notifiers` only: a routed alert
+    repeats on its route's `repeat_interval`."""
     before = monitor.state
     if monitor.type == "threshold":
         rules = rules_of(monitor)

@@ -135,16 +135,16 @@ def step_threshold(
     if before in ("no_data", "error"):
         changes = _recovered(changes, after, state, value, rules, now)
     if rules.repeat_seconds and now is not None:
-        changes += _repeats(changes, after, rules.repeat_seconds, now)
+        changes += _repeats(after, rules.repeat_seconds, now)
     return Step(state, after, changes, value)
 
 
-def _repeats(changes: list[Change], after: dict[str, Series], every: int, now: float) -> list[Change]:
-    """A `repeat` for each series alerting since at least `every` seconds before `now` without a message."""
-    told = {id(s) for s in after.values() if s.notified_at == now}  # triggered in this run
+def _repeats(after: dict[str, Series], every: int, now: float) -> list[Change]:
+    """A `repeat` for each series alerting since at least `every` seconds before `now` without a message (one
+    triggered in this run has `notified_at` now: none)."""
     out = []
     for s in after.values():
-        if s.state != "alerting" or id(s) in told:
+        if s.state != "alerting":
             continue
         if s.notified_at is None:  # alerting from before repeats were asked for: the clock starts now
             s.notified_at = now

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import timedelta
 from enum import Enum
 
 from app.query.errors import QueryError
+from app.query.timespans import TIMESPAN_UNITS
 
 
 class Kind(Enum):
@@ -82,32 +82,6 @@ STRING_OPS = (
 _BANG_WORDS = ("in", *STRING_OPS, "between")
 # Hyphenated operator names that would otherwise lex as `project - away`.
 _HYPHENATED = ("project-away",)
-
-TIMESPAN_UNITS: dict[str, timedelta] = {
-    "d": timedelta(days=1),
-    "day": timedelta(days=1),
-    "days": timedelta(days=1),
-    "h": timedelta(hours=1),
-    "hr": timedelta(hours=1),
-    "hrs": timedelta(hours=1),
-    "hour": timedelta(hours=1),
-    "hours": timedelta(hours=1),
-    "m": timedelta(minutes=1),
-    "min": timedelta(minutes=1),
-    "minute": timedelta(minutes=1),
-    "minutes": timedelta(minutes=1),
-    "s": timedelta(seconds=1),
-    "sec": timedelta(seconds=1),
-    "second": timedelta(seconds=1),
-    "seconds": timedelta(seconds=1),
-    "ms": timedelta(milliseconds=1),
-    "milli": timedelta(milliseconds=1),
-    "millisecond": timedelta(milliseconds=1),
-    "milliseconds": timedelta(milliseconds=1),
-    "us": timedelta(microseconds=1),
-    "microsecond": timedelta(microseconds=1),
-    "microseconds": timedelta(microseconds=1),
-}
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'"}
 

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 from app.errors import BeaconError
-from app.query.lexer import TIMESPAN_UNITS
-
-# ASCII only: `\d` would also take other scripts' digits.
-_RELATIVE = re.compile(r"now(?:\s*([+-])\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+))?", re.ASCII)
+from app.query.timespans import UnknownUnit, relative
 
 
 def _out_of_range(param: str) -> BeaconError:
@@ -22,22 +18,18 @@ def parse_bound(value: str | None, now: datetime, param: str) -> datetime | None
     if value is None:
         return None
     text = value.strip()
-    match = _RELATIVE.fullmatch(text)
-    if match:
-        if match.group(1) is None:
-            return now
-        unit = TIMESPAN_UNITS.get(match.group(3))
-        if unit is None:
-            raise BeaconError(
-                "invalid_field",
-                f"Invalid value for `{param}`: unknown unit {match.group(3)!r} (use d, h, m, s or ms, as in now-1h).",
-                param=param,
-            )
-        try:  # a huge amount overflows the timedelta, or the time it leads to
-            span = unit * float(match.group(2))
-            return now - span if match.group(1) == "-" else now + span
-        except OverflowError:
-            raise _out_of_range(param) from None
+    try:
+        moment = relative(text, now)
+    except UnknownUnit as exc:
+        raise BeaconError(
+            "invalid_field",
+            f"Invalid value for `{param}`: {exc} (use d, h, m, s or ms, as in now-1h).",
+            param=param,
+        ) from None
+    except OverflowError:  # a huge amount overflows the timedelta, or the time it leads to
+        raise _out_of_range(param) from None
+    if moment is not None:
+        return moment
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:

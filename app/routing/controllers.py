@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import principal
 from app.pagination import CursorCodec, Limit, ListEnvelope
-from app.routing import service, silences
+from app.routing import service, silences, views
 from app.routing.document import Document
 from app.routing.env import RoutingEnv
 from app.routing.schemas import (
@@ -45,10 +45,15 @@ def provide_routing_env(state: State) -> RoutingEnv:
 DEPENDENCIES = {"renv": Provide(provide_routing_env, sync_to_thread=False)}
 
 
+def alert_query(filters: Filters = None, state_: State_ = None) -> views.AlertFilter:
+    """The filters `GET /v1/alerts` and `GET /v1/alerts/groups` share (their query parameters)."""
+    return service.alert_filter(filters, state_)
+
+
 class AlertController(Controller):
     path = "/v1/alerts"
     tags = ["alerts"]
-    dependencies = DEPENDENCIES
+    dependencies = {**DEPENDENCIES, "flt": Provide(alert_query, sync_to_thread=False)}
 
     @post("/", status_code=200, opt={"scope": "alerts:write"})
     async def post_alerts(
@@ -65,25 +70,18 @@ class AlertController(Controller):
         db: AsyncSession,
         codec: CursorCodec,
         renv: RoutingEnv,
-        filters: Filters = None,
-        state_: State_ = None,
+        flt: views.AlertFilter,
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[AlertOut]:
-        flt = service.alert_filter(filters, state_)
         return await service.list_alerts(db, codec, renv, principal(request), flt, limit=limit, cursor=cursor)
 
     @get("/groups", opt={"scope": "alerts:read"})
     async def groups(
-        self,
-        request: Request[Any, Any, Any],
-        db: AsyncSession,
-        renv: RoutingEnv,
-        filters: Filters = None,
-        state_: State_ = None,
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, flt: views.AlertFilter
     ) -> ListEnvelope[AlertGroupOut]:
         """The groups the routing tree forms of the alerts now (firing and suppressed unless `state` says)."""
-        found = await service.alert_groups(db, renv, principal(request), service.alert_filter(filters, state_))
+        found = await service.alert_groups(db, renv, principal(request), flt)
         return ListEnvelope(data=found, has_more=False, next_cursor=None)
 
     @get("/{fingerprint:str}", opt={"scope": "alerts:read"})

@@ -51,11 +51,22 @@ async def post_alerts(
     session: AsyncSession, env: RoutingEnv, who: Principal, alerts: Sequence[AlertPost]
 ) -> AlertsReceived:
     """Store posted alerts (firing, or resolved with an `ends_at` in the past); the routing job groups them."""
+    check_alerts_post(who, len(alerts))
+    return await store_alerts(session, env, alerts)
+
+
+def check_alerts_post(who: Principal, count: int) -> None:
+    """Whether `who` may post `count` alerts: checked before any of them is looked at (a compatible API that
+    translates its own alerts calls it first, then `store_alerts`)."""
     require_unlimited(who, "external alerts (they belong to no dataset)")
-    if len(alerts) > MAX_ALERTS_PER_POST:
+    if count > MAX_ALERTS_PER_POST:
         raise BeaconError(
-            "invalid_field", f"At most {MAX_ALERTS_PER_POST} alerts per request; got {len(alerts)}.", param="alerts"
+            "invalid_field", f"At most {MAX_ALERTS_PER_POST} alerts per request; got {count}.", param="alerts"
         )
+
+
+async def store_alerts(session: AsyncSession, env: RoutingEnv, alerts: Sequence[AlertPost]) -> AlertsReceived:
+    """`post_alerts` once `check_alerts_post` has let them in."""
     inputs = [_check_post(i, a) for i, a in enumerate(alerts)]
     fingerprints = await store.upsert(await store.in_transaction(session), inputs, env.now())
     await session.commit()

@@ -125,14 +125,17 @@ async def upsert(conn: asyncpg.Connection, alerts: Sequence[AlertInput], now: da
     return order
 
 
-async def resolve_others(conn: asyncpg.Connection, monitor_id: str, keep: Sequence[str], now: datetime) -> None:
-    """Resolve the monitor's open-ended alerts that are not in `keep` (the monitor no longer reports them)."""
+async def resolve_others(
+    conn: asyncpg.Connection, monitor_ids: Sequence[str], keep: Sequence[str], now: datetime
+) -> None:
+    """Resolve the monitors' open-ended alerts that are not in `keep` (the monitors no longer report them; a
+    fingerprint is one monitor's: its labels name it)."""
     await conn.execute(
         """
         UPDATE alerts SET ends_at = $3, routing_pending = false, pending_since = NULL, updated_at = $3
-        WHERE monitor_id = $1 AND ends_at IS NULL AND NOT (fingerprint = ANY($2::text[]))
+        WHERE monitor_id = ANY($1::text[]) AND ends_at IS NULL AND NOT (fingerprint = ANY($2::text[]))
         """,
-        monitor_id,
+        list(monitor_ids),
         list(keep),
         now,
     )

@@ -1,33 +1,15 @@
 """What people type in the console's forms and on the command line: `name=value` label pairs, matcher lines and
-durations such as `2h` or `1h30m`. Errors are ValueErrors with a message fit for the user; the console turns
-them into 400 pages, the CLI into usage errors. The labels and matchers themselves are checked by the service.
+durations such as `2h` or `1h30m` (app/durations.py). Errors are ValueErrors with a message fit for the user; the
+console turns them into 400 pages, the CLI into usage errors. The labels and matchers themselves are checked by
+the service.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from datetime import timedelta
 
+from app.durations import parse_duration as parse_duration  # the console's forms read it here
 from app.routing.labels import describe
-
-_DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
-MAX_DURATION = timedelta(days=3650)
-
-
-def parse_duration(text: str) -> timedelta:
-    """`90s`, `30m`, `2h`, `1d`, `1h30m`: a positive duration, at most ten years."""
-    match = _DURATION.fullmatch(text.strip().lower())
-    if not text.strip() or match is None:
-        raise ValueError(f"{text!r} is not a duration such as 30m, 2h, 1d or 1h30m")
-    days, hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
-    try:
-        found = timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
-    except OverflowError:
-        found = MAX_DURATION * 2
-    if found <= timedelta(0) or found > MAX_DURATION:
-        raise ValueError(f"{text!r}: a duration must be more than 0 and at most 10 years")
-    return found
 
 
 def lines(text: str | None) -> list[str]:

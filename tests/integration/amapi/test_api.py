@@ -86,6 +86,12 @@ async def test_bad_input_is_a_400_whose_body_is_the_message(client, auth, capfd)
         "POST", "/api/v2/silences", json=_silence([{"name": "a", "value": "(", "isRegex": True}])
     )
     assert status == 400 and "invalid regular expression" in body
+    # The sizes are checked before any regular expression is compiled: too many matchers is the answer.
+    many = [{"name": "a", "value": "(", "isRegex": True}] + [
+        {"name": f"l{i}", "value": "x", "isRegex": False} for i in range(64)
+    ]
+    status, body = await error("POST", "/api/v2/silences", json=_silence(many))
+    assert status == 400 and "length <= 64" in body and "regular expression" not in body, body
     status, body = await error(
         "POST", "/api/v2/silences", json=_silence([{"name": "a", "value": "", "isRegex": False}])
     )
@@ -123,6 +129,13 @@ async def test_tokens_and_scopes_decide_and_refusals_keep_beacons_envelope(clien
     limited = {"Authorization": f"Bearer {await make_token(['*'], datasets=['web'])}"}
     r = await client.post("/api/v2/alerts", headers=limited, json=[{"labels": {"alertname": "X"}}])
     assert r.status_code == 403
+    # The token is refused before the alerts are read: a time Beacon cannot store is not what it hears of.
+    late = [{"labels": {"alertname": "X"}}, {"labels": {"alertname": "Y"}, "startsAt": "2300-01-01T00:00:00Z"}]
+    r = await client.post("/api/v2/alerts", headers=limited, json=late)
+    assert r.status_code == 403 and r.json()["error"]["code"] == "insufficient_scope", r.text
+    # Refused before the silence is looked for: a limited token learns nothing of which ids exist.
+    r = await client.delete("/api/v2/silence/sil_unknown", headers=limited)
+    assert r.status_code == 403 and r.json()["error"]["code"] == "insufficient_scope", r.text
 
 
 async def test_silences_update_in_place_or_replace_by_alertmanagers_rules(client, auth):

@@ -5,14 +5,18 @@ queries that cannot share a statement and one that fails inside a shared stateme
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
+import asyncpg
 import pytest
 from sqlalchemy import select
 
 from app.db.dataset import Dataset
 from app.db.monitor import Monitor
 from app.monitors import batching, runner
+from app.settings import asyncpg_dsn
 
 WEB_5XX = "['web'] | where status >= {n} | summarize count()"
 BY_SERVICE = "['web'] | summarize count() by service"
@@ -142,3 +146,29 @@ async def test_batched_evaluation_answers_as_each_monitor_alone(h, shared_sizes)
         assert together[monitor_id] == expected, monitor_id
     kinds = {c.kind for a in together.values() for c in a["changes"]}
     assert {"triggered", "resolved"} <= kinds
+
+
+async def test_a_shared_statement_past_the_timeout_leaves_each_monitor_the_answer_it_gets_alone(
+    h, shared_sizes, database_url
+):
+    """A shared statement runs under the smallest of its monitors' timeouts (one setting: that of each
+    evaluation), so it never gives a monitor an answer it would not get alone: cut off, its monitors run alone,
+    each under its own. Here one monitor of the shape reads a day whose partition is locked: it alone fails."""
+    old = h.t0 - timedelta(days=2)
+    await h.ingest("web", [{"_time": old, "status": 500}, {"_time": h.at(10), "status": 500}])
+    wide = await h.monitor(apl=WEB_5XX.format(n=500), operator="above", threshold=0, range_seconds=3 * 86_400)
+    narrow = await h.monitor(apl=WEB_5XX.format(n=500), operator="above", threshold=0, range_seconds=120)
+    h.env = replace(h.env, settings=replace(h.env.settings, monitor_query_timeout_seconds=0.3))
+    blocker = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        await blocker.execute(f"BEGIN; LOCK TABLE events_{old:%Y%m%d} IN ACCESS EXCLUSIVE MODE")
+        async with h.db() as s:
+            rows = [(m, d) for m, d in (await s.execute(runner_claim(None))).all()]
+            together = {r.monitor.id: r for r in await runner.evaluate_many(s, h.env, rows, now=h.at(60))}
+            await s.rollback()
+    finally:
+        await blocker.close()
+    assert shared_sizes == [2]  # the two shared a statement, which the lock held past the timeout
+    assert "0.3 s statement timeout" in (together[wide["id"]].observation.error or "")
+    assert together[narrow["id"]].observation.error is None
+    assert (together[narrow["id"]].step.state, together[narrow["id"]].step.value) == ("alerting", 1.0)

@@ -40,6 +40,8 @@ def test_reals_in_a_table(value: float, shown: str) -> None:
         ("now-5m", "2026-11-24T07:55:00.123Z"),
         ("now - 1.5h", "2026-11-24T06:30:00.123Z"),
         ("now+2d", "2026-11-26T08:00:00.123Z"),
+        ("now-23000us", "2026-11-24T08:00:00.100Z"),  # every unit queries take (the query API's own parser)
+        ("now-1milli", "2026-11-24T08:00:00.122Z"),
         ("2026-11-21T08:00:00Z", "2026-11-21T08:00:00Z"),  # absolute times go as they are: the service checks
         ("yesterday", "yesterday"),
     ],

@@ -20,6 +20,8 @@ from app.routing.texts import lines, matchers_for, parse_duration, parse_labels
         ("1h30m", timedelta(hours=1, minutes=30)),
         ("1d2h3m4s", timedelta(days=1, hours=2, minutes=3, seconds=4)),
         ("3650d", timedelta(days=3650)),
+        ("2w", timedelta(weeks=2)),  # as `beacon tokens create --expires-in` has always taken
+        ("1w2d", timedelta(days=9)),
     ],
 )
 def test_durations(text, expected):
