@@ -17,6 +17,12 @@ What belongs to a dataset:
   notifiers sees it. A routed group's notification (of no monitor) may list alerts of any dataset: only an
   unlimited token sees it. A delivery whose monitor was deleted can no longer be placed in a
   dataset (its message holds that dataset's data), so only an unlimited token sees it.
+- a silence: the datasets its matchers on the `dataset` label admit. A limited token sees the silences that could
+  silence an alert of one of its datasets (those with no `dataset` matcher included: they may silence its
+  alerts, and it must be able to tell why), and no silence aimed only at other datasets; it changes none.
+
+The routing document (routes, receivers' notifier names) and notifiers are shared configuration of no dataset:
+a limited token with their read scope reads them, and changes none of the routing document.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from app.db.annotation import Annotation
 from app.db.delivery import Delivery
 from app.db.monitor import Monitor
 from app.errors import BeaconError
+from app.routing.matchers import Matcher
 
 
 def require_datasets(who: Principal, names: Iterable[str]) -> None:
@@ -77,3 +84,12 @@ def alert_clause(who: Principal, param: int) -> tuple[str, list[Any]]:
     if who.datasets is None:
         return "true", []
     return f"dataset = ANY(${param}::text[])", [list(who.datasets)]
+
+
+def admits_datasets(who: Principal, matchers: Iterable[Matcher]) -> bool:
+    """Could something selected by `matchers` (a silence) concern an alert of a dataset the token may use? Only
+    the matchers on the `dataset` label decide: one of the token's datasets must satisfy them all."""
+    if who.datasets is None:
+        return True
+    on_dataset = [m for m in matchers if m.name == "dataset"]
+    return not on_dataset or any(all(m.matches({"dataset": name}) for m in on_dataset) for name in who.datasets)

@@ -72,9 +72,9 @@ class SilencesController(Controller):
 
     @get("/silences", opt={"scope": "silences:read"})
     async def get_silences(
-        self, db: AsyncSession, renv: RoutingEnv, filters: Filters = None
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, filters: Filters = None
     ) -> list[am.GettableSilence]:
-        return await service.list_silences(db, renv, filters)
+        return await service.list_silences(db, renv, principal(request), filters)
 
     @post("/silences", status_code=200, opt={"scope": "silences:write"})
     async def post_silences(
@@ -85,8 +85,10 @@ class SilencesController(Controller):
         return await service.post_silence(db, renv, principal(request), data)
 
     @get("/silence/{silence_id:str}", opt={"scope": "silences:read"})
-    async def get_silence(self, db: AsyncSession, renv: RoutingEnv, silence_id: str) -> am.GettableSilence:
-        return await service.get_silence(db, renv, silence_id)
+    async def get_silence(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
+    ) -> am.GettableSilence:
+        return await service.get_silence(db, renv, principal(request), silence_id)
 
     @delete("/silence/{silence_id:str}", status_code=200, opt={"scope": "silences:write"})
     async def delete_silence(

@@ -107,9 +107,11 @@ async def alert_groups(session: AsyncSession, env: RoutingEnv, who: Principal, q
     return found
 
 
-async def list_silences(session: AsyncSession, env: RoutingEnv, filters: list[str] | None) -> list[am.GettableSilence]:
+async def list_silences(
+    session: AsyncSession, env: RoutingEnv, who: Principal, filters: list[str] | None
+) -> list[am.GettableSilence]:
     flt = parse_filters(filters)
-    found = [s for s in await silences.all_silences(session, env.now()) if silence_matches_filter(s, flt)]
+    found = [s for s in await silences.all_silences(session, who, env.now()) if silence_matches_filter(s, flt)]
     return [gettable_silence(s) for s in sorted_silences(found)]
 
 
@@ -117,8 +119,13 @@ def _not_found(silence_id: str) -> str:
     return f"silence {silence_id} not found"  # Alertmanager's words, which amtool's `silence import` looks for
 
 
-async def _silence(session: AsyncSession, silence_id: str, *, for_update: bool = False) -> Silence:
+async def _silence(
+    session: AsyncSession, silence_id: str, *, for_update: bool = False, who: Principal | None = None
+) -> Silence:
+    """The silence (`who`: as that token may see it), or Alertmanager's words for an unknown one."""
     try:
+        if who is not None:
+            return await silences.get_visible(session, who, silence_id)
         return await silences.get(session, silence_id, for_update=for_update)
     except BeaconError as exc:
         if exc.code == "not_found":
@@ -126,8 +133,8 @@ async def _silence(session: AsyncSession, silence_id: str, *, for_update: bool =
         raise
 
 
-async def get_silence(session: AsyncSession, env: RoutingEnv, silence_id: str) -> am.GettableSilence:
-    return gettable_silence(silences.to_out(await _silence(session, silence_id), env.now()))
+async def get_silence(session: AsyncSession, env: RoutingEnv, who: Principal, silence_id: str) -> am.GettableSilence:
+    return gettable_silence(silences.to_out(await _silence(session, silence_id, who=who), env.now()))
 
 
 def _can_update(old: Silence, matchers: list[str], starts_at: datetime, ends_at: datetime, now: datetime) -> bool:

@@ -105,6 +105,7 @@ class SilenceController(Controller):
     @get("/", opt={"scope": "silences:read"})
     async def list_silences(
         self,
+        request: Request[Any, Any, Any],
         db: AsyncSession,
         codec: CursorCodec,
         renv: RoutingEnv,
@@ -112,11 +113,14 @@ class SilenceController(Controller):
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[SilenceOut]:
-        return await silences.list_silences(db, codec, renv.now(), state=state_, limit=limit, cursor=cursor)
+        who = principal(request)
+        return await silences.list_silences(db, codec, who, renv.now(), state=state_, limit=limit, cursor=cursor)
 
     @get("/{silence_id:str}", opt={"scope": "silences:read"})
-    async def retrieve(self, db: AsyncSession, renv: RoutingEnv, silence_id: str) -> SilenceOut:
-        return silences.to_out(await silences.get(db, silence_id), renv.now())
+    async def retrieve(
+        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
+    ) -> SilenceOut:
+        return silences.to_out(await silences.get_visible(db, principal(request), silence_id), renv.now())
 
     @patch("/{silence_id:str}", opt={"scope": "silences:write"})
     async def update(

@@ -8,10 +8,10 @@ from typing import Any
 
 import msgspec
 from msgspec import UNSET
-from sqlalchemy import Select, select
+from sqlalchemy import Select, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import require_unlimited
+from app.access import admits_datasets, require_unlimited
 from app.auth import Principal
 from app.db.silence import Silence
 from app.errors import BeaconError, check_choice, not_found
@@ -98,6 +98,28 @@ async def get(session: AsyncSession, silence_id: str, *, for_update: bool = Fals
     return found
 
 
+# Silences with a matcher on the `dataset` label (stored as `str(Matcher)`: the name, then the operator).
+_ON_DATASET = text("EXISTS (SELECT FROM unnest(silences.matchers) m WHERE m LIKE 'dataset=%' OR m LIKE 'dataset!%')")
+
+
+async def get_visible(session: AsyncSession, who: Principal, silence_id: str) -> Silence:
+    """A silence the token may see (app/access.py); another is not found, as an unknown id is."""
+    found = await get(session, silence_id)
+    if not admits_datasets(who, check_matchers(found.matchers, "matchers")):
+        raise not_found("silence", silence_id)
+    return found
+
+
+async def _visible(session: AsyncSession, who: Principal, stmt: Select[Any]) -> Select[Any]:
+    """`stmt` without the silences a dataset-limited token may not see: those whose matchers on `dataset` admit
+    none of its datasets. Only silences with such a matcher are read to tell (a regex is decided by RE2)."""
+    if who.datasets is None:
+        return stmt
+    rows = await session.execute(select(Silence.id, Silence.matchers).where(_ON_DATASET))
+    hidden = [sid for sid, texts in rows if not admits_datasets(who, check_matchers(texts, "matchers"))]
+    return stmt.where(Silence.id.not_in(hidden)) if hidden else stmt
+
+
 def _by_state(stmt: Select[Any], state: str, now: datetime) -> Select[Any]:
     if state == "pending":
         return stmt.where(Silence.starts_at > now)
@@ -109,13 +131,14 @@ def _by_state(stmt: Select[Any], state: str, now: datetime) -> Select[Any]:
 async def list_silences(
     session: AsyncSession,
     codec: CursorCodec,
+    who: Principal,
     now: datetime,
     *,
     state: str | None,
     limit: int | None,
     cursor: str | None,
 ) -> ListEnvelope[SilenceOut]:
-    stmt = select(Silence)
+    stmt = await _visible(session, who, select(Silence))
     if state is not None:
         stmt = _by_state(stmt, check_choice(state, SILENCE_STATES, "state"), now)
     return await paginate(
@@ -130,9 +153,12 @@ async def list_silences(
     )
 
 
-async def all_silences(session: AsyncSession, now: datetime, *, state: str | None = None) -> list[SilenceOut]:
-    """Every silence, newest first (for callers that list without pages, such as a compatible API)."""
-    stmt = select(Silence).order_by(Silence.created_at.desc(), Silence.id.desc())
+async def all_silences(
+    session: AsyncSession, who: Principal, now: datetime, *, state: str | None = None
+) -> list[SilenceOut]:
+    """Every silence the token may see, newest first (for callers that list without pages, such as a compatible
+    API)."""
+    stmt = await _visible(session, who, select(Silence).order_by(Silence.created_at.desc(), Silence.id.desc()))
     if state is not None:
         stmt = _by_state(stmt, check_choice(state, SILENCE_STATES, "state"), now)
     return [to_out(s, now) for s in (await session.execute(stmt)).scalars()]

@@ -58,7 +58,7 @@ async def silence_list(
     who.require_scope("silences:read")
     now = request.app.state.routing_env.now()
     state = state_ or None
-    found = await silences.list_silences(db, codec, now, state=state, limit=MAX_LIMIT, cursor=cursor)
+    found = await silences.list_silences(db, codec, who, now, state=state, limit=MAX_LIMIT, cursor=cursor)
     return signed_page(
         request,
         "silences.html",

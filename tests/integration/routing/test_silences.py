@@ -125,3 +125,55 @@ async def test_a_group_whose_every_alert_is_silenced_sends_nothing(h):
     )
     await h.post({"labels": {"alertname": "Noise"}})
     assert await h.step() == [] and await h.step(60) == []
+
+
+async def test_a_dataset_limited_token_sees_only_silences_that_could_apply_to_its_alerts(h, client, make_token):
+    """A silence aimed only at other datasets names them (and its comment may say more): a token limited to `web`
+    does not see it through /v1, /api/v2 or the console. Silences that could silence a `web` alert it does see,
+    including those with no `dataset` matcher, so it can tell why its alert is quiet."""
+    ends = iso(h.clock.now + timedelta(hours=1))
+    made = {}
+    for name, matchers in {
+        "web": ['dataset="web"', "severity=page"],
+        "payments": ['dataset="payments"'],
+        "any": ["severity=page"],
+        "regex_web": ["dataset=~we.*"],
+        "regex_other": ["dataset=~pay.*", "team=a"],
+        "not_payments": ['dataset!="payments"', "team=a"],
+        "not_web": ['dataset!="web"', "team=a"],
+        "both_rules": ["dataset=~w.*", 'dataset!="web"'],  # only datasets like `www`: not this token's
+    }.items():
+        r = await h.client.post(
+            "/v1/silences", headers=h.auth, json={"matchers": matchers, "ends_at": ends, "comment": f"for {name}"}
+        )
+        assert r.status_code == 201, r.text
+        made[name] = r.json()["id"]
+    visible = {made[n] for n in ("web", "any", "regex_web", "not_payments")}
+    token = await make_token(["*"], datasets=["web"])
+    limited = {"Authorization": f"Bearer {token}"}
+
+    listed = (await h.client.get("/v1/silences", headers=limited, params={"limit": 100})).json()["data"]
+    assert {s["id"] for s in listed} == visible
+    paged, cursor = [], None
+    while True:  # the pages of the filtered list hold every visible silence once
+        page = (await h.client.get("/v1/silences", headers=limited, params={"limit": 1, "cursor": cursor})).json()
+        paged += [s["id"] for s in page["data"]]
+        if not (cursor := page["next_cursor"]):
+            break
+    assert sorted(paged) == sorted(visible)
+    for name, sid in made.items():
+        r = await h.client.get(f"/v1/silences/{sid}", headers=limited)
+        if sid in visible:
+            assert r.status_code == 200, name
+        else:
+            assert_error(r, 404, "not_found")  # as for an unknown id
+            am = await h.client.get(f"/api/v2/silence/{sid}", headers=limited)
+            assert am.status_code == 404, name
+    am_listed = (await h.client.get("/api/v2/silences", headers=limited)).json()
+    assert {s["id"] for s in am_listed} == visible
+    assert len((await h.client.get("/v1/silences", headers=h.auth, params={"limit": 100})).json()["data"]) == 8
+
+    await client.post("/ui/login", data={"token": token}, follow_redirects=False)
+    page = (await client.get("/ui/silences", params={"state": "active"})).text
+    assert all(f"for {name}<" in page for name in ("web", "any", "regex_web", "not_payments"))
+    assert not any(f"for {name}<" in page for name in ("payments", "regex_other", "not_web", "both_rules"))
