@@ -14,6 +14,7 @@ import msgspec
 import re2
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_unlimited
 from app.amapi import schemas as am
 from app.amapi.amconfig import config_yaml, receiver_names
 from app.amapi.errors import ClientContractError
@@ -150,6 +151,7 @@ def _can_update(old: Silence, matchers: list[str], starts_at: datetime, ends_at:
 async def post_silence(
     session: AsyncSession, env: RoutingEnv, who: Principal, data: am.PostableSilence
 ) -> am.SilenceCreated:
+    require_unlimited(who, "silences")  # before the body is read or the old silence locked: a refusal costs nothing
     if not data.matchers:
         raise BeaconError("invalid_field", "silence has no matchers", param="matchers")
     # Beacon's matcher text, written without compiling a regex: the sizes are checked first (as a /v1 body), and

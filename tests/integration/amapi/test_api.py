@@ -136,6 +136,10 @@ async def test_tokens_and_scopes_decide_and_refusals_keep_beacons_envelope(clien
     # Refused before the silence is looked for: a limited token learns nothing of which ids exist.
     r = await client.delete("/api/v2/silence/sil_unknown", headers=limited)
     assert r.status_code == 403 and r.json()["error"]["code"] == "insufficient_scope", r.text
+    m = [{"name": "alertname", "value": "Down", "isRegex": False, "isEqual": True}]
+    for body in (_silence([]), {**_silence(m), "id": "sil_unknown"}):  # neither the body nor the id is looked at
+        r = await client.post("/api/v2/silences", headers=limited, json=body)
+        assert r.status_code == 403 and r.json()["error"]["code"] == "insufficient_scope", r.text
 
 
 async def test_silences_update_in_place_or_replace_by_alertmanagers_rules(client, auth):
