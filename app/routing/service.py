@@ -6,7 +6,7 @@ the timers on a clock of their own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import aclosing
 from datetime import datetime
 
@@ -128,6 +128,10 @@ async def get_alert(session: AsyncSession, env: RoutingEnv, who: Principal, fp: 
     if found is None:
         raise not_found("alert", fp)
     return found
+
+
+async def alert_names(session: AsyncSession, who: Principal, fingerprints: Iterable[str]) -> dict[str, str]:
+    return await views.alert_names(await driver_connection(session), who, fingerprints)
 
 
 async def alert_groups(
