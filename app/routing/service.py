@@ -63,10 +63,13 @@ async def post_alerts(
     return AlertsReceived(received=len(inputs), fingerprints=fingerprints)
 
 
-async def suppressor(session: AsyncSession, now: datetime, who: Principal) -> Suppressor:
-    """Why alerts are suppressed now, as `who` may be shown it: the inhibiting alerts it may not see are left out."""
+async def suppressor(
+    session: AsyncSession, now: datetime, who: Principal, stored: config.Stored | None = None
+) -> Suppressor:
+    """Why alerts are suppressed now, as `who` may be shown it: the inhibiting alerts it may not see are left out.
+    Under `stored` when given (a page that also shows its version), else under the document stored now."""
     conn = await driver_connection(session)
-    found = await load(conn, (await config.current(conn)).tree, now)
+    found = await load(conn, (stored or await config.current(conn)).tree, now)
     if who.datasets is not None and found.tree.inhibit_rules:
         visible, args = alert_clause(who, 2)
         hidden = await conn.fetch(
@@ -141,8 +144,12 @@ async def alert_groups(
     return await views.groups(await driver_connection(session), who, sup, flt)
 
 
+async def stored_routing(session: AsyncSession) -> config.Stored:
+    return await config.current(await driver_connection(session))
+
+
 async def get_routing(session: AsyncSession) -> document.Document:
-    return config.document_of(await config.current(await driver_connection(session)))
+    return config.document_of(await stored_routing(session))
 
 
 async def put_routing(
@@ -155,10 +162,11 @@ async def put_routing(
 
 
 async def test_routing(
-    session: AsyncSession, env: RoutingEnv, who: Principal, labels: dict[str, str]
+    session: AsyncSession, env: RoutingEnv, who: Principal, labels: dict[str, str], sup: Suppressor | None = None
 ) -> RoutingTestOut:
+    """What the tree would do with `labels` now (under `sup` when the caller has built one already)."""
     checked = check_labels(labels, "labels", required=True)
-    return views.test_labels(await suppressor(session, env.now(), who), checked)
+    return views.test_labels(sup or await suppressor(session, env.now(), who), checked)
 
 
 async def status(session: AsyncSession, env: RoutingEnv, who: Principal) -> RoutingStatus:

@@ -58,14 +58,15 @@ async def routing_page(
     who = await signed_in(request)
     who.require_scope("routing:read")
     renv = request.app.state.routing_env
-    doc = await routing.get_routing(db)
-    sup = await routing.suppressor(db, renv.now(), who)
+    # One read of the document: the version shown is the tree's even while someone replaces it.
+    stored = await routing.stored_routing(db)
+    sup = await routing.suppressor(db, renv.now(), who, stored)
     typed = lines(labels)
     result: RoutingTestOut | None = None
     error = None
     if typed:
         try:
-            result = await routing.test_routing(db, renv, who, parse_labels(typed))
+            result = await routing.test_routing(db, renv, who, parse_labels(typed), sup)
         except ValueError as exc:
             error = f"{exc}."
         except BeaconError as exc:
@@ -77,7 +78,7 @@ async def routing_page(
         "routing.html",
         nav="routing",
         status_code=400 if error else 200,
-        version=doc.version,
+        version=stored.version,
         tree=route_views(sup),
         document=sup.tree.document,
         names=await notifier_names(db, codec, who),

@@ -1,8 +1,13 @@
-"""What the alerts and routing pages read: every inhibiting alert named however many there are."""
+"""What the alerts and routing pages read: every inhibiting alert named however many there are, and a routing
+page whose version is the version of the tree it shows, even while the document is replaced."""
 
 from __future__ import annotations
 
+import asyncio
 import html
+import re
+
+import httpx
 
 from tests.integration.ui.conftest import sign_in
 from tests.integration.ui.test_alerting_pages import post_alerts, put_routing, row_of
@@ -33,3 +38,37 @@ async def test_alerts_page_names_every_inhibiting_alert_left_off_the_page(client
     for i, (source, target) in enumerate(zip(sources, targets, strict=True)):
         row = row_of(r.text, f"alert-{target}")
         assert f'<a href="/ui/alerts#alert-{source}" title="{source}">Src{i}</a>' in row, i
+
+
+async def test_routing_page_version_is_the_version_of_the_tree_it_shows(served, auth, admin_token):
+    """While the document is replaced again and again, every page shows a version and the tree of that version
+    (the page read the document twice: a replacement in between gave one version's number over another's tree).
+    A real server, so that the replacements and the pages run at once."""
+    async with httpx.AsyncClient(base_url=served, timeout=30) as api, httpx.AsyncClient(base_url=served) as web:
+        r = await web.post("/ui/login", data={"token": admin_token})
+        assert r.status_code == 303, r.text
+        version = (await api.get("/v1/routing", headers=auth)).json()["version"]
+
+        async def replace_often() -> None:
+            nonlocal version
+            for _ in range(80):
+                doc = {"route": {"notifier_ids": [], "routes": [{"matchers": [f"v={int(version) + 1}"]}]}}
+                r = await api.put("/v1/routing", headers={**auth, "If-Match": version}, json=doc)
+                assert r.status_code == 200, r.text
+                version = r.json()["version"]
+
+        async def read_often() -> list[tuple[str, str]]:
+            seen = []
+            for _ in range(80):
+                page = (await web.get("/ui/routing", params={"labels": "v=1"})).text
+                shown = re.search(r'id="routing-version">(\d+)<', page)
+                marker = re.search(r'class="route-matchers">\{v=(\d+)\}<', page)
+                assert shown, page
+                if marker:  # the first pages may come before the first replacement
+                    seen.append((shown.group(1), marker.group(1)))
+            return seen
+
+        _, *pages = await asyncio.gather(replace_often(), read_often(), read_often())
+    seen = [s for p in pages for s in p]
+    assert seen, "no page showed a replaced document"
+    assert [s for s in seen if s[0] != s[1]] == []
