@@ -15,22 +15,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.errors import BeaconError
-from app.notifiers import service as notifiers
-from app.pagination import MAX_LIMIT, CursorCodec
 from app.routing import service as routing
 from app.routing.labels import describe
 from app.routing.schemas import ALERT_STATES, AlertGroupOut, AlertOut
 from app.routing.texts import lines
+from app.ui.names import notifier_names
 from app.ui.render import signed_page
 from app.ui.session import signed_in
-
-
-async def notifier_names(db: AsyncSession, codec: CursorCodec, who: Principal) -> dict[str, str]:
-    """Notifier ids to names, to show beside the ids (only for a token that may read notifiers)."""
-    if not who.has_scope("notifiers:read"):
-        return {}
-    found = await notifiers.list_notifiers(db, codec, type_=None, limit=MAX_LIMIT, cursor=None)
-    return {n.id: n.name for n in found.data}
 
 
 def can_silence(who: Principal) -> bool:
@@ -75,7 +66,6 @@ async def inhibitor_names(
 async def alert_list(
     request: Request[Any, Any, Any],
     db: AsyncSession,
-    codec: CursorCodec,
     matchers: str | None = None,
     state_: Annotated[str | None, QueryParameter(name="state")] = None,
     group: str | None = None,
@@ -117,7 +107,7 @@ async def alert_list(
         state=state or "",
         states=ALERT_STATES,
         error=error,
-        names=await notifier_names(db, codec, who),
+        names=await notifier_names(db, who, {n for v in views for n in v.group.notifier_ids}),
         can_silence=can_silence(who),
         can_read_silences=who.has_scope("silences:read"),
         can_read_monitors=who.has_scope("monitors:read"),

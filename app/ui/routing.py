@@ -12,14 +12,13 @@ from litestar import Request, Response, get
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import BeaconError
-from app.pagination import CursorCodec
 from app.routing import document as d
 from app.routing import service as routing
 from app.routing.schemas import RoutingTestOut
 from app.routing.suppression import Suppressor
 from app.routing.texts import lines, parse_labels
 from app.routing.tree import TIMERS, Route
-from app.ui.alerts import notifier_names
+from app.ui.names import notifier_names
 from app.ui.render import signed_page
 from app.ui.session import signed_in
 
@@ -52,9 +51,7 @@ def duration(seconds: int) -> str:
 
 
 @get("/routing", include_in_schema=False)
-async def routing_page(
-    request: Request[Any, Any, Any], db: AsyncSession, codec: CursorCodec, labels: str | None = None
-) -> Response[str]:
+async def routing_page(request: Request[Any, Any, Any], db: AsyncSession, labels: str | None = None) -> Response[str]:
     who = await signed_in(request)
     who.require_scope("routing:read")
     renv = request.app.state.routing_env
@@ -81,7 +78,7 @@ async def routing_page(
         version=stored.version,
         tree=route_views(sup),
         document=sup.tree.document,
-        names=await notifier_names(db, codec, who),
+        names=await notifier_names(db, who, sup.tree.notifier_ids()),
         labels="\n".join(typed),
         result=result,
         taken={r.route for r in result.routes} if result else set(),

@@ -1,5 +1,5 @@
-"""What the alerts and routing pages read: every inhibiting alert named however many there are, and a routing
-page whose version is the version of the tree it shows, even while the document is replaced."""
+"""What the alerts and routing pages read: every inhibiting alert and every notifier named however many there are,
+and a routing page whose version is the version of the tree it shows, even while the document is replaced."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import re
 
 import httpx
 
-from tests.integration.ui.conftest import sign_in
-from tests.integration.ui.test_alerting_pages import post_alerts, put_routing, row_of
+from tests.integration.ui.conftest import csrf_of, sign_in
+from tests.integration.ui.test_alerting_pages import notifier, post_alerts, put_routing, row_of, section
 
 
 async def test_alerts_page_names_every_inhibiting_alert_left_off_the_page(client, auth, admin_token):
@@ -38,6 +38,41 @@ async def test_alerts_page_names_every_inhibiting_alert_left_off_the_page(client
     for i, (source, target) in enumerate(zip(sources, targets, strict=True)):
         row = row_of(r.text, f"alert-{target}")
         assert f'<a href="/ui/alerts#alert-{source}" title="{source}">Src{i}</a>' in row, i
+
+
+async def test_pages_name_every_notifier_past_the_hundredth(client, auth, admin_token):
+    """The console named only the 100 newest notifiers (one page of the list): the oldest of 101 was an id."""
+    ids = [await notifier(client, auth, f"n{i:03}") for i in range(101)]
+    oldest, newest = ids[0], ids[-1]
+    await put_routing(
+        client,
+        auth,
+        {
+            "route": {
+                "notifier_ids": [newest],
+                "group_by": ["alertname"],
+                "routes": [{"matchers": ["team=db"], "notifier_ids": [oldest]}],
+            }
+        },
+    )
+    await post_alerts(client, auth, {"labels": {"alertname": "DBDown", "team": "db"}})
+    await sign_in(client, admin_token)
+
+    page = (await client.get("/ui/alerts")).text
+    group = section(page, 'data-group-key="{}/{team=&#34;db&#34;}:{alertname=&#34;DBDown&#34;}"')
+    assert f'<span title="{oldest}">n000</span>' in group
+
+    page = (await client.get("/ui/routing", params={"labels": "alertname=DBDown\nteam=db"})).text
+    assert f'<span title="{newest}">n100</span>' in section(page, 'id="route"', 'id="route.routes[0]"')
+    assert f'<span title="{oldest}">n000</span>' in section(page, 'id="route.routes[0]"', "</li>")
+    assert f'<span title="{oldest}">n000</span>' in section(page, 'id="test-result"')
+
+    # The notifiers page: a test sent from the second page of the list names its notifier on the first.
+    r = await client.post(f"/ui/notifiers/{oldest}/test", data={"csrf": csrf_of(page)}, follow_redirects=False)
+    assert r.status_code == 303
+    page = (await client.get(r.headers["location"])).text
+    assert f'id="{oldest}"' not in page  # its card is on the next page
+    assert f'Test message to <strong title="{oldest}">n000</strong>' in section(page, 'id="test-result"', "</div>")
 
 
 async def test_routing_page_version_is_the_version_of_the_tree_it_shows(served, auth, admin_token):
