@@ -54,6 +54,25 @@ async def test_the_list_shows_each_datasets_events_last_event_and_ingest_rate(cl
     assert re.search(r'<td class="num rate"[^>]*>0\.5/min</td>', row("live"))
 
 
+async def test_the_list_counts_a_datasets_events_from_the_rollup(client, auth, admin_token):
+    """Counts come from the per-minute rollup, which equals the events: exact past 10,000 events (the events were
+    counted up to 10,000, then the planner's estimate was shown), and the rate is its last hour."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    old = now - timedelta(days=3)  # a backfill: counted, but not in the rate
+    events = [{"_time": (old - timedelta(seconds=s)).isoformat()} for s in range(10_000)]
+    events += [{"_time": (now - timedelta(seconds=30 * s)).isoformat()} for s in range(50)]  # the last 25 minutes
+    for batch in (events[:5_000], events[5_000:]):
+        r = await client.post("/v1/ingest/big", headers=auth, json=batch)
+        assert r.status_code == 200 and r.json()["ingested"] == len(batch), r.text
+    counted = await client.post("/v1/query", headers=auth, json={"apl": "['big'] | count"})
+    assert counted.json()["rows"] == [[10_050]], counted.text  # the events' answer
+    await sign_in(client, admin_token)
+    page = (await client.get("/ui/datasets")).text
+    row = page.split('<tr data-dataset="big">')[1].split("</tr>")[0]
+    assert '<td class="num events" title="exact">10,050</td>' in row
+    assert re.search(r'<td class="num rate"[^>]*>0\.8/min</td>', row)  # 50 in the last hour
+
+
 async def test_the_range_placeholder_is_the_charts_own_start(client, web, admin_token):
     await sign_in(client, admin_token)
     page = (await client.get("/ui/datasets/web", params={"range": "6h"})).text
