@@ -139,6 +139,21 @@ async def test_the_query_box_shows_a_table_and_a_chart(client, web, admin_token)
     assert "series-line" not in table_only
 
 
+async def test_the_query_box_shows_the_querys_warnings(client, web, auth, admin_token):
+    """A field the dataset never had reads as null: the API's warning says so, and so does the console."""
+    await sign_in(client, admin_token)
+    q = "['web'] | where servce == 'api' | count"
+    expected = await client.post("/v1/query", headers=auth, json={"apl": q, **{k + "_time": v for k, v in DAY.items()}})
+    (warning,) = expected.json()["warnings"]
+    assert warning["suggestion"] == "service"
+    page = (await client.get("/ui/datasets/web", params={**DAY, "q": q})).text
+    shown = re.findall(r'<p class="warning" role="status" data-code="unknown_field">(.*?)</p>', page)
+    assert [html.unescape(w) for w in shown] == [warning["message"]]
+    assert "<td>0</td>" in page  # the result is still shown
+    page = (await client.get("/ui/datasets/web", params={**DAY, "q": "['web'] | where service == 'api' | count"})).text
+    assert 'class="warning"' not in page
+
+
 async def test_a_bad_query_is_shown_next_to_the_box(client, web, admin_token):
     await sign_in(client, admin_token)
     r = await client.get("/ui/datasets/web", params={**DAY, "q": "['web'] | where"})
