@@ -23,6 +23,7 @@ setup(
     package_data={
         "app.migrations": ["script.py.mako"],
         "app.ui.static": ["*"],
+        "app.ui.static.swagger-ui": ["*"],  # Swagger UI's files, vendored: /docs works offline
         "app.query": ["GRAMMAR.md"],
         **{name: ["*"] for name in shipped if name.startswith("app.templates")},
     },

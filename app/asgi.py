@@ -35,7 +35,7 @@ from app.metrics import Metrics
 from app.monitors.controllers import MonitorController
 from app.notifiers.controllers import NotifierController
 from app.notifiers.service import build_notifier_env
-from app.openapi import document_errors
+from app.openapi import document_errors, render_plugins
 from app.pagination import CursorCodec
 from app.query.controllers import QueryController
 from app.ratelimit import RateLimiter
@@ -158,6 +158,7 @@ def create_app(settings: Settings) -> Litestar:
                 security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")},
             ),
             security=[{"bearer": []}],
+            render_plugins=render_plugins(),
         ),
         debug=False,
         # Logging is the process's (`beacon serve` configures it: app/logs.py), not the app's to replace.

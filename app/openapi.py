@@ -3,16 +3,37 @@
 Litestar would document a 400 with its own `{status_code, detail, extra}` schema, which no response has, and
 no other error. `document_errors` gives every `/v1` operation, in one pass over the app's routes, the
 statuses that the shared machinery produces for it, plus the few its service adds (`EXTRA`), each described
-by the codes of `app.errors.ERRORS` behind it and with the `ErrorEnvelope` schema.
+by the codes of `app.errors.ERRORS` behind it and with the `ErrorEnvelope` schema. And the pages that show it.
 """
 
 from __future__ import annotations
 
 from litestar import Litestar
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.plugins import OpenAPIRenderPlugin, SwaggerRenderPlugin, YamlRenderPlugin
 from litestar.routes import HTTPRoute
 
 from app.errors import ERRORS, ErrorEnvelope
+
+# Swagger UI's files (swagger-ui-dist 5.18.2 from the npm registry, Apache-2.0: LICENSE and NOTICE beside them),
+# served by the console's static files so that /docs works without reaching a CDN.
+SWAGGER_UI = "/ui/static/swagger-ui"
+
+
+def render_plugins() -> list[OpenAPIRenderPlugin]:
+    """The pages under /schema: Swagger UI (also at /schema itself) from our own files, and the document as
+    YAML (`/schema/openapi.json` is always served). Litestar's other viewers load from a CDN: not served."""
+    return [
+        SwaggerRenderPlugin(
+            js_url=f"{SWAGGER_UI}/swagger-ui-bundle.js",
+            css_url=f"{SWAGGER_UI}/swagger-ui.css",
+            standalone_preset_js_url=f"{SWAGGER_UI}/swagger-ui-standalone-preset.js",
+            favicon=f"<link rel='icon' type='image/png' href='{SWAGGER_UI}/favicon-32x32.png'>",
+            path=["/swagger", "/"],
+        ),
+        YamlRenderPlugin(),
+    ]
+
 
 # Every /v1 operation: a query parameter app/inputs.py refuses (any route takes a query string), token missing
 # or invalid, scope or dataset not allowed, rate limit, database down.

@@ -99,42 +99,38 @@ async def _planned_rows(session: AsyncSession, dataset_id: int, exact: int) -> i
 class Activity:
     """How busy a dataset is, for the console's list: cheap enough for a page of 100 datasets."""
 
-    events: int  # exact below LIST_EXACT_COUNT, else the planner's estimate
+    events: int  # exact up to LIST_EXACT_MINUTES minutes with events, else the planner's estimate
     exact: bool
     last_event: datetime | None  # the latest `_time`
-    arrived_last_hour: int
+    last_hour: int  # events timed in the last 60 minutes (the current one included)
 
 
-# A list shows many datasets at once: counts are exact only up to this (then the planner's estimate).
-LIST_EXACT_COUNT = 10_000
-# Arrivals (`sys_time`, which has no index) are looked for among the events timed in the last two hours, where
-# the (dataset_id, time) index keeps the scan small: a live feed's events are timed about when they arrive (a
-# backfill of older events is not counted as arriving).
-ARRIVALS_AMONG = timedelta(hours=2)
+# A list shows many datasets at once: events are counted from the per-minute rollup (`event_rollups`, which always
+# equals the events: app/ingest/rollups.py), so a count costs the minutes a dataset has events in, not its events.
+# Exact up to this many minutes (two weeks of a steady feed), then the planner's estimate.
+LIST_EXACT_MINUTES = 20_000
 _ACTIVITY = text(
     """
     SELECT d.name, d.id,
            (SELECT max(e.time) FROM events e WHERE e.dataset_id = d.id) AS last_event,
-           (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.dataset_id = d.id LIMIT :cap) s) AS events,
-           (SELECT count(*) FROM events e WHERE e.dataset_id = d.id AND e.time >= :among AND e.sys_time >= :hour)
-             AS arrived
-    FROM datasets d WHERE d.name = ANY(CAST(:names AS text[]))
+           c.minutes, c.events,
+           (SELECT coalesce(sum(r.count), 0) FROM event_rollups r
+             WHERE r.dataset_id = d.id AND r.minute > :hour_ago AND r.minute <= :now) AS last_hour
+    FROM datasets d,
+         LATERAL (SELECT count(*) AS minutes, coalesce(sum(s.count), 0) AS events
+                  FROM (SELECT r.count FROM event_rollups r WHERE r.dataset_id = d.id LIMIT :cap) s) c
+    WHERE d.name = ANY(CAST(:names AS text[]))
     """
 )
 
 
 async def activity(session: AsyncSession, names: Sequence[str], now: datetime) -> dict[str, Activity]:
-    params = {
-        "names": list(names),
-        "cap": LIST_EXACT_COUNT,
-        "among": now - ARRIVALS_AMONG,
-        "hour": now - timedelta(hours=1),
-    }
+    params = {"names": list(names), "cap": LIST_EXACT_MINUTES, "now": now, "hour_ago": now - timedelta(hours=1)}
     found = {}
-    for name, dataset_id, last_event, events, arrived in (await session.execute(_ACTIVITY, params)).all():
-        exact = int(events) < LIST_EXACT_COUNT
+    for name, dataset_id, last_event, minutes, events, last_hour in (await session.execute(_ACTIVITY, params)).all():
+        exact = int(minutes) < LIST_EXACT_MINUTES
         count = int(events) if exact else await _planned_rows(session, dataset_id, int(events))
-        found[name] = Activity(count, exact, last_event, int(arrived))
+        found[name] = Activity(count, exact, last_event, int(last_hour))
     return found
 
 

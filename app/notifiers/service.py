@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -155,6 +156,17 @@ async def get_notifier(session: AsyncSession, notifier_id: str, *, for_update: b
     if notifier is None:
         raise not_found("notifier", notifier_id)
     return notifier
+
+
+async def names_of(session: AsyncSession, ids: Iterable[str]) -> dict[str, str]:
+    """The names of the notifiers among `ids`, in one query (an id no notifier has any more is left out)."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    rows = await (await driver_connection(session)).fetch(
+        "SELECT id, name FROM notifiers WHERE id = ANY($1::text[])", wanted
+    )
+    return {r["id"]: r["name"] for r in rows}
 
 
 async def list_notifiers(

@@ -6,7 +6,7 @@ the timers on a clock of their own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import aclosing
 from datetime import datetime
 
@@ -74,10 +74,13 @@ async def store_alerts(session: AsyncSession, env: RoutingEnv, alerts: Sequence[
     return AlertsReceived(received=len(inputs), fingerprints=fingerprints)
 
 
-async def suppressor(session: AsyncSession, now: datetime, who: Principal) -> Suppressor:
-    """Why alerts are suppressed now, as `who` may be shown it: the inhibiting alerts it may not see are left out."""
+async def suppressor(
+    session: AsyncSession, now: datetime, who: Principal, stored: config.Stored | None = None
+) -> Suppressor:
+    """Why alerts are suppressed now, as `who` may be shown it: the inhibiting alerts it may not see are left out.
+    Under `stored` when given (a page that also shows its version), else under the document stored now."""
     conn = await driver_connection(session)
-    found = await load(conn, (await config.current(conn)).tree, now)
+    found = await load(conn, (stored or await config.current(conn)).tree, now)
     if who.datasets is not None and found.tree.inhibit_rules:
         visible, args = alert_clause(who, 2)
         hidden = await conn.fetch(
@@ -141,6 +144,10 @@ async def get_alert(session: AsyncSession, env: RoutingEnv, who: Principal, fp: 
     return found
 
 
+async def alert_names(session: AsyncSession, who: Principal, fingerprints: Iterable[str]) -> dict[str, str]:
+    return await views.alert_names(await driver_connection(session), who, fingerprints)
+
+
 async def alert_groups(
     session: AsyncSession, env: RoutingEnv, who: Principal, flt: views.AlertFilter
 ) -> list[AlertGroupOut]:
@@ -148,8 +155,12 @@ async def alert_groups(
     return await views.groups(await driver_connection(session), who, sup, flt)
 
 
+async def stored_routing(session: AsyncSession) -> config.Stored:
+    return await config.current(await driver_connection(session))
+
+
 async def get_routing(session: AsyncSession) -> document.Document:
-    return config.document_of(await config.current(await driver_connection(session)))
+    return config.document_of(await stored_routing(session))
 
 
 async def put_routing(
@@ -162,10 +173,11 @@ async def put_routing(
 
 
 async def test_routing(
-    session: AsyncSession, env: RoutingEnv, who: Principal, labels: dict[str, str]
+    session: AsyncSession, env: RoutingEnv, who: Principal, labels: dict[str, str], sup: Suppressor | None = None
 ) -> RoutingTestOut:
+    """What the tree would do with `labels` now (under `sup` when the caller has built one already)."""
     checked = check_labels(labels, "labels", required=True)
-    return views.test_labels(await suppressor(session, env.now(), who), checked)
+    return views.test_labels(sup or await suppressor(session, env.now(), who), checked)
 
 
 async def status(session: AsyncSession, env: RoutingEnv, who: Principal) -> RoutingStatus:

@@ -3,7 +3,7 @@ until `ends_at`, then `expired` (kept, and no longer changeable). Expiring one s
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -19,6 +19,7 @@ from app.pagination import CursorCodec, ListEnvelope, paginate
 from app.request_ids import new_id
 from app.routing.matchers import Matcher, check_matchers
 from app.routing.schemas import SILENCE_STATES, SilenceCreate, SilenceOut, SilenceUpdate
+from app.schemas import TIME_RANGE, in_time_range
 from app.timefmt import iso_ms
 from app.timeparams import to_ms
 
@@ -171,7 +172,7 @@ async def update(
     silence = await get(session, silence_id, for_update=True)
     state = state_of(silence, now)
     if state == "expired":
-        raise BeaconError("conflict", "This silence has expired; create a new one instead.")
+        raise _expired()
     if data.matchers is not UNSET:
         silence.matchers = [str(m) for m in _matchers(data.matchers)]
     if data.comment is not UNSET:
@@ -198,6 +199,27 @@ async def expire(session: AsyncSession, who: Principal, silence_id: str, now: da
         _end(silence, now)
         await session.commit()
     return to_out(silence, now)
+
+
+async def extend(session: AsyncSession, who: Principal, silence_id: str, by: timedelta, now: datetime) -> SilenceOut:
+    """Move the end of a pending or active silence later by `by`, read and written under the row's lock: of two
+    extends at once, the second waits and adds to the end the first wrote."""
+    require_unlimited(who, "silences")
+    silence = await get(session, silence_id, for_update=True)
+    if state_of(silence, now) == "expired":
+        raise _expired()
+    if not in_time_range(silence.ends_at + by):
+        message = f"Extended, the silence would end too late: it must end {TIME_RANGE}."
+        raise BeaconError("invalid_field", message, param="duration")
+    silence.ends_at = silence.ends_at + by
+    _check_times(silence.starts_at, silence.ends_at, now)
+    silence.updated_at = now
+    await session.commit()
+    return to_out(silence, now)
+
+
+def _expired() -> BeaconError:
+    return BeaconError("conflict", "This silence has expired; create a new one instead.")
 
 
 def _end(silence: Silence, now: datetime) -> None:

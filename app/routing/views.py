@@ -113,6 +113,18 @@ async def one(conn: asyncpg.Connection, who: Principal, suppressor: Suppressor, 
     return None if row is None else render(row, suppressor)
 
 
+async def alert_names(conn: asyncpg.Connection, who: Principal, fingerprints: Iterable[str]) -> dict[str, str]:
+    """The alertname (else the fingerprint) of each of these alerts that `who` may see, in one query."""
+    visible, args = alert_clause(who, 2)
+    rows = await conn.fetch(
+        "SELECT fingerprint, labels->>'alertname' AS name FROM alerts"
+        f" WHERE fingerprint = ANY($1::text[]) AND {visible}",
+        sorted(set(fingerprints)),
+        *args,
+    )
+    return {r["fingerprint"]: r["name"] or r["fingerprint"] for r in rows}
+
+
 async def groups(
     conn: asyncpg.Connection, who: Principal, suppressor: Suppressor, flt: AlertFilter
 ) -> list[AlertGroupOut]:

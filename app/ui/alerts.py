@@ -15,23 +15,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.errors import BeaconError
-from app.notifiers import service as notifiers
-from app.pagination import MAX_LIMIT, CursorCodec
 from app.routing import service as routing
-from app.routing.env import RoutingEnv
 from app.routing.labels import describe
 from app.routing.schemas import ALERT_STATES, AlertGroupOut, AlertOut
 from app.routing.texts import lines
+from app.ui.names import notifier_names
 from app.ui.render import signed_page
 from app.ui.session import signed_in
-
-
-async def notifier_names(db: AsyncSession, codec: CursorCodec, who: Principal) -> dict[str, str]:
-    """Notifier ids to names, to show beside the ids (only for a token that may read notifiers)."""
-    if not who.has_scope("notifiers:read"):
-        return {}
-    found = await notifiers.list_notifiers(db, codec, type_=None, limit=MAX_LIMIT, cursor=None)
-    return {n.id: n.name for n in found.data}
 
 
 def can_silence(who: Principal) -> bool:
@@ -41,23 +31,6 @@ def can_silence(who: Principal) -> bool:
 
 MAX_GROUPS = 200
 MAX_PER_GROUP = 50
-MAX_LOOKUPS = 50  # inhibiting alerts not on the page, looked up one by one for their names
-
-
-async def inhibitor_names(
-    db: AsyncSession, renv: RoutingEnv, who: Principal, groups: list[AlertGroupOut]
-) -> dict[str, str]:
-    """The alertname of each alert that inhibits one shown (an inhibitor the token may not see stays a
-    fingerprint)."""
-    shown = {a.fingerprint: a for g in groups for a in g.alerts}
-    wanted = {fp for a in shown.values() for fp in a.inhibited_by}
-    found = {fp: shown[fp].labels.get("alertname", fp) for fp in wanted if fp in shown}
-    for fp in sorted(wanted - set(found))[:MAX_LOOKUPS]:
-        try:
-            found[fp] = (await routing.get_alert(db, renv, who, fp)).labels.get("alertname", fp)
-        except BeaconError:  # resolved and forgotten since, or of a dataset the token may not see
-            continue
-    return found
 
 
 @dataclass
@@ -77,11 +50,22 @@ def group_views(groups: list[AlertGroupOut], only: str | None) -> tuple[list[Gro
     return shown[:MAX_GROUPS], max(0, len(shown) - MAX_GROUPS)
 
 
+async def inhibitor_names(
+    db: AsyncSession, who: Principal, groups: list[AlertGroupOut], views: list[GroupView]
+) -> dict[str, str]:
+    """The alertname of each alert that inhibits one shown: from the groups when it is in one, else all in one
+    query (an inhibitor the token may not see, or resolved and forgotten since, stays a fingerprint)."""
+    listed = {a.fingerprint: a for g in groups for a in g.alerts}
+    wanted = {fp for v in views for a in v.alerts for fp in a.inhibited_by}
+    found = {fp: listed[fp].labels.get("alertname", fp) for fp in wanted if fp in listed}
+    found.update(await routing.alert_names(db, who, wanted - set(found)))
+    return found
+
+
 @get("/alerts", include_in_schema=False)
 async def alert_list(
     request: Request[Any, Any, Any],
     db: AsyncSession,
-    codec: CursorCodec,
     matchers: str | None = None,
     state_: Annotated[str | None, QueryParameter(name="state")] = None,
     group: str | None = None,
@@ -110,7 +94,7 @@ async def alert_list(
     return signed_page(
         request,
         "alerts.html",
-        inhibitors=await inhibitor_names(db, renv, who, groups),
+        inhibitors=await inhibitor_names(db, who, groups, views),
         shown={a.fingerprint for v in views for a in v.alerts},
         nav="alerts",
         status_code=400 if error else 200,
@@ -123,7 +107,7 @@ async def alert_list(
         state=state or "",
         states=ALERT_STATES,
         error=error,
-        names=await notifier_names(db, codec, who),
+        names=await notifier_names(db, who, {n for v in views for n in v.group.notifier_ids}),
         can_silence=can_silence(who),
         can_read_silences=who.has_scope("silences:read"),
         can_read_monitors=who.has_scope("monitors:read"),

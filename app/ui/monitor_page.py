@@ -21,13 +21,13 @@ from app.errors import BeaconError
 from app.monitors import alerting
 from app.monitors import service as monitors
 from app.monitors.schemas import MonitorEventOut, MonitorOut
-from app.notifiers.service import get_notifier
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.routing import service as routing
 from app.routing.env import RoutingEnv
 from app.routing.schemas import RoutingTestOut
 from app.ui.charts import Annotation, Chart, Series, time_chart
 from app.ui.monitor_values import ValueSeries, value_series
+from app.ui.names import notifier_names
 from app.ui.ranges import TimeRange
 from app.ui.service import event_label, monitor_timeline, parse_time
 from app.ui.timeline import Timeline
@@ -47,16 +47,6 @@ class MonitorPage:
     notifier_names: dict[str, str]
     routing: RoutingTestOut | None  # the routes a monitor without notifiers of its own takes
     routing_error: str | None
-
-
-async def _names(session: AsyncSession, ids: set[str]) -> dict[str, str]:
-    names = {}
-    for notifier_id in sorted(ids):
-        try:
-            names[notifier_id] = (await get_notifier(session, notifier_id)).name
-        except BeaconError:
-            continue  # deleted since: shown by id
-    return names
 
 
 async def monitor_page(
@@ -113,5 +103,5 @@ async def monitor_page(
             routing_error = exc.message
     ids = set(m.notifier_ids) | {d.notifier_id for d in sent or ()}
     ids |= {n for r in (routes.routes if routes else ()) for n in r.notifier_ids}
-    names = await _names(session, ids) if who.has_scope("notifiers:read") else {}
+    names = await notifier_names(session, who, ids)
     return MonitorPage(m, timeline, found.data, found.has_more, chart, values, sent, names, routes, routing_error)

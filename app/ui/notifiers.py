@@ -12,6 +12,7 @@ from app.deliveries import service as deliveries
 from app.notifiers import service as notifiers
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.ui.forms import Form
+from app.ui.names import notifier_names
 from app.ui.render import signed_page
 from app.ui.session import check_csrf, signed_in
 
@@ -38,6 +39,9 @@ async def notifier_list(
         for n in found.data
     }
     test_result = await deliveries.get_delivery(db, who, tested) if tested else None
+    shown = {n.id for n in found.data}
+    # A test sent from a card on another page of the list is named too.
+    names = await notifier_names(db, who, shown | ({test_result.notifier_id} if test_result else set()))
     return signed_page(
         request,
         "notifiers.html",
@@ -45,7 +49,8 @@ async def notifier_list(
         notifiers=found.data,
         next_cursor=found.next_cursor,
         recent=recent,
-        names={n.id: n.name for n in found.data},
+        shown=shown,
+        names=names,
         test_result=test_result,
         can_test=who.has_scope("notifiers:write"),
     )

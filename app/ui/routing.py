@@ -12,14 +12,13 @@ from litestar import Request, Response, get
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import BeaconError
-from app.pagination import CursorCodec
 from app.routing import document as d
 from app.routing import service as routing
 from app.routing.schemas import RoutingTestOut
 from app.routing.suppression import Suppressor
 from app.routing.texts import lines, parse_labels
 from app.routing.tree import TIMERS, Route
-from app.ui.alerts import notifier_names
+from app.ui.names import notifier_names
 from app.ui.render import signed_page
 from app.ui.session import signed_in
 
@@ -52,20 +51,19 @@ def duration(seconds: int) -> str:
 
 
 @get("/routing", include_in_schema=False)
-async def routing_page(
-    request: Request[Any, Any, Any], db: AsyncSession, codec: CursorCodec, labels: str | None = None
-) -> Response[str]:
+async def routing_page(request: Request[Any, Any, Any], db: AsyncSession, labels: str | None = None) -> Response[str]:
     who = await signed_in(request)
     who.require_scope("routing:read")
     renv = request.app.state.routing_env
-    doc = await routing.get_routing(db)
-    sup = await routing.suppressor(db, renv.now(), who)
+    # One read of the document: the version shown is the tree's even while someone replaces it.
+    stored = await routing.stored_routing(db)
+    sup = await routing.suppressor(db, renv.now(), who, stored)
     typed = lines(labels)
     result: RoutingTestOut | None = None
     error = None
     if typed:
         try:
-            result = await routing.test_routing(db, renv, who, parse_labels(typed))
+            result = await routing.test_routing(db, renv, who, parse_labels(typed), sup)
         except ValueError as exc:
             error = f"{exc}."
         except BeaconError as exc:
@@ -77,10 +75,10 @@ async def routing_page(
         "routing.html",
         nav="routing",
         status_code=400 if error else 200,
-        version=doc.version,
+        version=stored.version,
         tree=route_views(sup),
         document=sup.tree.document,
-        names=await notifier_names(db, codec, who),
+        names=await notifier_names(db, who, sup.tree.notifier_ids()),
         labels="\n".join(typed),
         result=result,
         taken={r.route for r in result.routes} if result else set(),

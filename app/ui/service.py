@@ -30,6 +30,7 @@ from app.monitors.schemas import MonitorEventOut, MonitorOut
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.query.schemas import QueryRequest, QueryResult
 from app.query.service import run_query
+from app.result_warnings import ResultWarning
 from app.settings import Settings
 from app.ui.charts import Annotation, Series
 from app.ui.ranges import TimeRange
@@ -152,6 +153,7 @@ class ResultView:
     step_seconds: float = 0.0
     truncated: bool = False
     elapsed_ms: float = 0.0
+    warnings: list[ResultWarning] = field(default_factory=list)  # as the API gives them (a misspelt field...)
 
 
 def cell(value: Any) -> str:
@@ -177,6 +179,7 @@ def result_view(result: QueryResult, default_step: timedelta) -> ResultView:
         rows=[[cell(v) for v in row] for row in result.rows],
         truncated=result.status.truncated,
         elapsed_ms=result.status.elapsed_ms,
+        warnings=result.warnings,
     )
     types = {c.name: c.type for c in result.columns}
     if types.get("_time") != "datetime":

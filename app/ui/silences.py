@@ -26,7 +26,7 @@ from app.pagination import MAX_LIMIT, CursorCodec
 from app.routing import service as routing
 from app.routing import silences
 from app.routing.env import RoutingEnv
-from app.routing.schemas import SILENCE_STATES, SilenceCreate, SilenceUpdate
+from app.routing.schemas import SILENCE_STATES, SilenceCreate
 from app.routing.texts import lines, matchers_for, parse_duration
 from app.schemas import TIME_RANGE, in_time_range
 from app.ui.alerts import can_silence
@@ -185,7 +185,5 @@ async def silence_extend(request: Request[Any, Any, Any], db: AsyncSession, sile
         length = parse_duration(data.get("duration", "") or DEFAULT_DURATION)
     except ValueError as exc:
         raise _bad_form(f"Duration: {exc}.", "duration") from None
-    current = silences.to_out(await silences.get(db, silence_id), now)
-    ends_at = datetime.fromisoformat(current.ends_at) + length
-    done = await silences.update(db, who, silence_id, SilenceUpdate(ends_at=ends_at), now)
+    done = await silences.extend(db, who, silence_id, length, now)
     return Redirect(f"/ui/silences?state={done.state}&changed={quote(done.id)}#{done.id}", status_code=303)

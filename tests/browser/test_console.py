@@ -111,6 +111,18 @@ def test_the_query_box_draws_a_chart(page: Any, live_server: LiveServer, token: 
     screenshot(page, "query")
 
 
+def test_the_query_box_shows_the_querys_warnings(page: Any, live_server: LiveServer, token: str, web: str) -> None:
+    sign_in(page, live_server, token)
+    page.goto(f"{live_server.url}/ui/datasets/web?start={START}&end={END}")
+    page.fill("textarea[name=q]", "['web'] | where servce == 'api' | count")
+    page.click("section[aria-label=Query] button[type=submit]")
+    page.wait_for_selector("table.result")
+    warning = page.locator("section[aria-label=Query] .warning")
+    assert warning.count() == 1 and warning.is_visible()
+    assert "field `servce`" in warning.inner_text() and "did you mean `service`?" in warning.inner_text()
+    screenshot(page, "query-warning")
+
+
 def test_the_numeric_field_chart(page: Any, live_server: LiveServer, token: str, web: str) -> None:
     sign_in(page, live_server, token)
     page.goto(f"{live_server.url}/ui/datasets/web?start={START}&end={END}")

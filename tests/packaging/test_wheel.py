@@ -52,7 +52,8 @@ def installed(tmp_path_factory) -> Path:
     (wheel,) = (work / "dist").glob("beacon-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in ("app/migrations/env.py", "app/migrations/script.py.mako", "app/templates/webhook/body.json.j2",
-                    "app/templates/ui/login.html", "app/ui/static/console.css", "app/query/GRAMMAR.md"):  # fmt: skip
+                    "app/templates/ui/login.html", "app/ui/static/console.css", "app/query/GRAMMAR.md",
+                    "app/ui/static/swagger-ui/swagger-ui-bundle.js", "app/ui/static/swagger-ui/LICENSE"):  # fmt: skip
         assert shipped in names
     assert not [n for n in names if n.startswith(("migrations/", "templates/"))]  # no generic top-level names
     # The compiled row builder of ingestion (setup.py: optional where no C compiler is at hand; this machine has one).

@@ -4,17 +4,12 @@ is a number in some events and a string in others, a missing field, a JSON null,
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-import uvicorn
-from litestar import Litestar
 
 from tests.integration.query.loader import load_events, load_generated
-from tests.servers import free_port
 
 
 def t(text: str) -> datetime:
@@ -55,21 +50,3 @@ async def many(database_url: str) -> str:
     """1,205 events one second apart from 2025-04-01T00:00:00Z."""
     await load_generated(database_url, "many", MANY, t("2025-04-01T00:00:00"))
     return "many"
-
-
-@pytest.fixture
-async def served(make_app: Callable[..., Litestar]) -> AsyncIterator[str]:
-    """The app behind a real uvicorn server on this event loop (the test client buffers whole bodies)."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(make_app(), host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.05)
-    assert server.started
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 30)

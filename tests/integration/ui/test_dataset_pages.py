@@ -54,6 +54,25 @@ async def test_the_list_shows_each_datasets_events_last_event_and_ingest_rate(cl
     assert re.search(r'<td class="num rate"[^>]*>0\.5/min</td>', row("live"))
 
 
+async def test_the_list_counts_a_datasets_events_from_the_rollup(client, auth, admin_token):
+    """Counts come from the per-minute rollup, which equals the events: exact past 10,000 events (the events were
+    counted up to 10,000, then the planner's estimate was shown), and the rate is its last hour."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    old = now - timedelta(days=3)  # a backfill: counted, but not in the rate
+    events = [{"_time": (old - timedelta(seconds=s)).isoformat()} for s in range(10_000)]
+    events += [{"_time": (now - timedelta(seconds=30 * s)).isoformat()} for s in range(50)]  # the last 25 minutes
+    for batch in (events[:5_000], events[5_000:]):
+        r = await client.post("/v1/ingest/big", headers=auth, json=batch)
+        assert r.status_code == 200 and r.json()["ingested"] == len(batch), r.text
+    counted = await client.post("/v1/query", headers=auth, json={"apl": "['big'] | count"})
+    assert counted.json()["rows"] == [[10_050]], counted.text  # the events' answer
+    await sign_in(client, admin_token)
+    page = (await client.get("/ui/datasets")).text
+    row = page.split('<tr data-dataset="big">')[1].split("</tr>")[0]
+    assert '<td class="num events" title="exact">10,050</td>' in row
+    assert re.search(r'<td class="num rate"[^>]*>0\.8/min</td>', row)  # 50 in the last hour
+
+
 async def test_the_range_placeholder_is_the_charts_own_start(client, web, admin_token):
     await sign_in(client, admin_token)
     page = (await client.get("/ui/datasets/web", params={"range": "6h"})).text
@@ -118,6 +137,21 @@ async def test_the_query_box_shows_a_table_and_a_chart(client, web, admin_token)
     table_only = (await client.get("/ui/datasets/web", params={**DAY, "q": "['web'] | count"})).text
     assert "<th>Count</th>" in table_only and "<td>6</td>" in table_only  # over the page range
     assert "series-line" not in table_only
+
+
+async def test_the_query_box_shows_the_querys_warnings(client, web, auth, admin_token):
+    """A field the dataset never had reads as null: the API's warning says so, and so does the console."""
+    await sign_in(client, admin_token)
+    q = "['web'] | where servce == 'api' | count"
+    expected = await client.post("/v1/query", headers=auth, json={"apl": q, **{k + "_time": v for k, v in DAY.items()}})
+    (warning,) = expected.json()["warnings"]
+    assert warning["suggestion"] == "service"
+    page = (await client.get("/ui/datasets/web", params={**DAY, "q": q})).text
+    shown = re.findall(r'<p class="warning" role="status" data-code="unknown_field">(.*?)</p>', page)
+    assert [html.unescape(w) for w in shown] == [warning["message"]]
+    assert "<td>0</td>" in page  # the result is still shown
+    page = (await client.get("/ui/datasets/web", params={**DAY, "q": "['web'] | where service == 'api' | count"})).text
+    assert 'class="warning"' not in page
 
 
 async def test_a_bad_query_is_shown_next_to_the_box(client, web, admin_token):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
 
 import pytest
@@ -138,3 +139,26 @@ async def test_static_assets_are_served_from_the_package(client):
     r = await client.get("/ui/static/console.js")
     assert r.status_code == 200 and "ann-marker" in r.text
     assert (await client.get("/ui/static/console.css")).status_code == 200
+
+
+async def test_the_api_reference_loads_swagger_ui_from_the_service_itself(client):
+    """Swagger UI's scripts, style and icon come from Beacon (they came from a CDN: a blank page offline)."""
+    for path in ("/schema/swagger", "/schema"):
+        page = await client.get(path)
+        assert page.status_code == 200 and "SwaggerUIBundle(" in page.text
+        urls = re.findall(r'<(?:script|link)[^>]* (?:src|href)=["\']([^"\']+)["\']', page.text)
+        assert sorted(urls) == [
+            "/ui/static/swagger-ui/favicon-32x32.png",
+            "/ui/static/swagger-ui/swagger-ui-bundle.js",
+            "/ui/static/swagger-ui/swagger-ui-standalone-preset.js",
+            "/ui/static/swagger-ui/swagger-ui.css",
+        ]
+    for url, kind, holds in (
+        ("swagger-ui-bundle.js", "javascript", "SwaggerUIBundle"),
+        ("swagger-ui-standalone-preset.js", "javascript", "SwaggerUIStandalonePreset"),
+        ("swagger-ui.css", "text/css", ".swagger-ui"),
+        ("LICENSE", "", "Apache License"),
+    ):
+        r = await client.get(f"/ui/static/swagger-ui/{url}")
+        assert r.status_code == 200 and kind in r.headers["content-type"] and holds in r.text, url
+    assert "\nopenapi: 3." in (await client.get("/schema/openapi.yaml")).text  # still served
