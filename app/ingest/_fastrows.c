@@ -281,6 +281,18 @@ static int literal(Event *e, Buf *b, const char *word, Py_ssize_t n) {
     return buf_put(b, word, n) < 0 ? ERROR : 0;
 }
 
+/* After a member or an element: 1 at a `,` (copied to `b` unless it is NULL; e->p then at the next one), 0 past
+   the closing `close` (copied likewise), STOP at anything else. */
+static int after_item(Event *e, Buf *b, char close) {
+    skip_ws(e);
+    if (e->p >= e->end || (*e->p != ',' && *e->p != close)) return STOP;
+    char c = (char)*e->p++;
+    if (b && buf_byte(b, c) < 0) return ERROR;
+    if (c == close) return 0;
+    skip_ws(e);
+    return 1;
+}
+
 static int copy_value(Event *e, Buf *b, int depth);
 
 /* A key (e->p at its opening quote): its raw bytes, which must need no unescaping (a backslash stops: keys are
@@ -333,18 +345,7 @@ static int copy_object(Event *e, Buf *b, int depth) {
         if (buf_byte(b, ':') < 0) return ERROR;
         skip_ws(e);
         if ((rc = copy_value(e, b, depth + 1)) < 0) return rc;
-        skip_ws(e);
-        if (e->p < e->end && *e->p == ',') {
-            e->p++;
-            if (buf_byte(b, ',') < 0) return ERROR;
-            skip_ws(e);
-            continue;
-        }
-        if (e->p < e->end && *e->p == '}') {
-            e->p++;
-            return buf_byte(b, '}') < 0 ? ERROR : 0;
-        }
-        return STOP;
+        if ((rc = after_item(e, b, '}')) <= 0) return rc;
     }
 }
 
@@ -359,18 +360,7 @@ static int copy_array(Event *e, Buf *b, int depth) {
     for (;;) {
         int rc = copy_value(e, b, depth + 1);
         if (rc < 0) return rc;
-        skip_ws(e);
-        if (e->p < e->end && *e->p == ',') {
-            e->p++;
-            if (buf_byte(b, ',') < 0) return ERROR;
-            skip_ws(e);
-            continue;
-        }
-        if (e->p < e->end && *e->p == ']') {
-            e->p++;
-            return buf_byte(b, ']') < 0 ? ERROR : 0;
-        }
-        return STOP;
+        if ((rc = after_item(e, b, ']')) <= 0) return rc;
     }
 }
 
@@ -451,17 +441,7 @@ static int flatten_members(Event *e, int depth) {
                 return ERROR;
         }
         self->path.len = prefix_len;
-        skip_ws(e);
-        if (e->p < e->end && *e->p == ',') {
-            e->p++;
-            skip_ws(e);
-            continue;
-        }
-        if (e->p < e->end && *e->p == '}') {
-            e->p++;
-            return 0;
-        }
-        return STOP;
+        if ((rc = after_item(e, NULL, '}')) <= 0) return rc;
     }
 }
 
