@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 import msgspec
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.base import Adapter, AdapterContext, DeliveryResult, Event
@@ -134,6 +134,12 @@ WHERE d.id = v.id AND d.claim_token = v.token
 RETURNING d.id, EXISTS (
     SELECT 1 FROM deliveries e
     WHERE e.stream = d.stream AND e.seq > d.seq AND e.status IN ('pending', 'retrying', 'deferred')) AS has_next
+"""
+# Give leases back, each only where it is still ours.
+RELEASE = """
+UPDATE deliveries d SET claimed_until = NULL, claim_token = NULL
+FROM unnest($1::text[], $2::text[]) AS v(id, token)
+WHERE d.id = v.id AND d.claim_token = v.token
 """
 ATTEMPTS = """
 INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, ok, retryable, response_status, error)
@@ -450,12 +456,8 @@ class Dispatcher:
         """Give back the leases of claimed rows not sent, so another process need not wait them out."""
         try:
             async with self.env.sessionmaker() as session:
-                for c in waiting:
-                    await session.execute(
-                        update(Delivery)
-                        .where(Delivery.id == c.delivery_id, Delivery.claim_token == c.token)
-                        .values(claimed_until=None, claim_token=None)
-                    )
+                conn = await driver_connection(session)
+                await conn.execute(RELEASE, [c.delivery_id for c in waiting], [c.token for c in waiting])
                 await session.commit()
         except Exception:
             log.exception("releasing %d claimed deliveries failed; their leases run out", len(waiting))

@@ -246,3 +246,18 @@ async def test_retry_is_refused_while_a_worker_holds_the_lease(client, auth, htt
     assert r.status_code == 409 and "being sent" in r.json()["error"]["message"], r.text
     assert httpserver.log == []  # not sent a second time beside the worker's send
     assert await deliver_due(worker) == 0  # nor by another worker
+
+
+@pytest.mark.parametrize("server_worker", [(2, 1)], indirect=True)
+async def test_stopping_gives_back_the_leases_of_rows_claimed_but_not_sent(client, auth, db, server_worker):
+    async with Hanging() as hanging:
+        stuck = await notifier(client, auth, hanging.url)
+        ids = await enqueue(db, server_worker.delivery_env, stuck, [f"mon_{i}" for i in range(6)])
+        serve(server_worker)
+        await until(lambda: asyncio.sleep(0, len(hanging.arrivals) == 1), 5)
+        await asyncio.sleep(0.2)  # the claim ran ahead: the other rows wait in the process's queue, leased
+        leased = [d for d in ids if (await lease_of(db, d))["claim_token"] is not None]
+        assert len(leased) > 1, leased
+        await stop_dispatcher(server_worker, grace=0.1)
+    still = [d for d in ids if (await lease_of(db, d))["claim_token"] is not None]
+    assert len(still) == 1 and len(hanging.arrivals) == 1  # only the one in flight keeps its lease (it runs out)
