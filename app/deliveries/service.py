@@ -150,14 +150,6 @@ async def preview(session: AsyncSession, env: DeliveryEnv, notifier_id: str, eve
     )
 
 
-async def check_visible(session: AsyncSession, who: Principal, delivery_id: str) -> None:
-    """404, as for an unknown id, unless `who` may see the delivery's monitor's dataset (app/access.py). Reads
-    no row into the session: the caller may then load it under a lock."""
-    stmt = select(Delivery.id).where(Delivery.id == delivery_id, delivery_filter(who))
-    if (await session.execute(stmt)).scalar() is None:
-        raise not_found("delivery", delivery_id)
-
-
 async def get_delivery(session: AsyncSession, who: Principal, delivery_id: str) -> DeliveryOut:
     stmt = select(Delivery).where(Delivery.id == delivery_id, delivery_filter(who))
     delivery = (await session.execute(stmt)).scalar()
@@ -213,17 +205,19 @@ async def list_for_notifier(
     )
 
 
-async def retry(session: AsyncSession, env: DeliveryEnv, delivery_id: str) -> DeliveryOut:
+async def retry(session: AsyncSession, env: DeliveryEnv, who: Principal, delivery_id: str) -> DeliveryOut:
     """Send again now, with a fresh retry budget. Refused for a delivered message and while a worker is
-    sending it (its lease is running, or the row is locked). Sent at once, ahead of its stream's order: the
-    user asked for this message."""
-    found = (await session.execute(select(Delivery.status).where(Delivery.id == delivery_id))).scalar_one_or_none()
-    if found is None:
-        raise not_found("delivery", delivery_id)
-    delivery = (
-        await session.execute(select(Delivery).where(Delivery.id == delivery_id).with_for_update(skip_locked=True))
-    ).scalar_one_or_none()
-    if delivery is None or (delivery.claimed_until is not None and delivery.claimed_until > utcnow()):
+    sending it (its lease is running, or the row is locked); 404, as for an unknown id, unless `who` may see
+    the delivery's monitor's dataset (app/access.py). Sent at once, ahead of its stream's order: the user
+    asked for this message."""
+    mine = select(Delivery).where(Delivery.id == delivery_id, delivery_filter(who))
+    delivery = (await session.execute(mine.with_for_update(skip_locked=True, of=Delivery))).scalar_one_or_none()
+    if delivery is None:
+        # Rare: unknown, not visible, or locked by a worker (only then is it looked up a second time).
+        if (await session.execute(mine.with_only_columns(Delivery.id))).scalar() is None:
+            raise not_found("delivery", delivery_id)
+        raise BeaconError("conflict", "This delivery is being sent right now; look again in a moment.")
+    if delivery.claimed_until is not None and delivery.claimed_until > utcnow():
         raise BeaconError("conflict", "This delivery is being sent right now; look again in a moment.")
     if delivery.status == "succeeded":
         raise BeaconError("conflict", "This delivery has already succeeded; nothing to retry.")

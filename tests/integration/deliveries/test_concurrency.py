@@ -261,3 +261,17 @@ async def test_stopping_gives_back_the_leases_of_rows_claimed_but_not_sent(clien
         await stop_dispatcher(server_worker, grace=0.1)
     still = [d for d in ids if (await lease_of(db, d))["claim_token"] is not None]
     assert len(still) == 1 and len(hanging.arrivals) == 1  # only the one in flight keeps its lease (it runs out)
+
+
+async def test_retry_is_refused_while_a_claim_holds_the_row_locked(client, auth, httpserver, db, worker):
+    httpserver.expect_request("/hook", method="POST").respond_with_data("", status=204)
+    n = await notifier(client, auth, httpserver.url_for("/hook"))
+    (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+    async with db() as s:  # a claim's transaction, between its lock and its commit
+        await s.execute(text("SELECT id FROM deliveries WHERE id = :id FOR UPDATE"), {"id": dlv})
+        r = await client.post(f"/v1/deliveries/{dlv}/retry", headers=auth)
+        assert r.status_code == 409 and "being sent" in r.json()["error"]["message"], r.text
+        await s.rollback()
+    assert httpserver.log == []
+    r = await client.post(f"/v1/deliveries/{dlv}/retry", headers=auth)
+    assert r.status_code == 200 and r.json()["status"] == "succeeded", r.text
