@@ -9,13 +9,13 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from adapters.base import AdapterContext, Event, TemplateFailure
+from adapters.base import Event, TemplateFailure
 from adapters.http import redact_value
 from app.access import delivery_filter
 from app.auth import Principal
 from app.db.delivery import Delivery, DeliveryAttempt
 from app.deliveries.schemas import STATUSES, AttemptOut, DeliveryOut, PreviewOut
-from app.deliveries.sending import DeliveryEnv, attempt
+from app.deliveries.sending import DeliveryEnv, Destination, attempt
 from app.deliveries.streams import OPEN, stream_of
 from app.errors import BeaconError, check_choice, not_found
 from app.notifiers import service as notifiers
@@ -120,18 +120,7 @@ async def send_test(session: AsyncSession, env: DeliveryEnv, notifier_id: str) -
 async def preview(session: AsyncSession, env: DeliveryEnv, notifier_id: str, event: Event | None) -> PreviewOut:
     notifier = await notifiers.get_notifier(session, notifier_id)
     adapter_cls = notifiers.adapter_for(env.notifiers, notifier.type)
-    config = notifiers.config_of(env.notifiers, notifier)
-    secrets = tuple(notifiers.signing_secrets(env.notifiers, notifier, utcnow()))
-    adapter = adapter_cls(
-        config,
-        AdapterContext(
-            settings=env.settings,
-            http=env.http,
-            message_id="dlv_preview",
-            signing_secrets=secrets,
-            notifier_name=notifier.name,
-        ),
-    )
+    adapter = Destination.of(env, notifier, adapter_cls, utcnow()).adapter(env, "dlv_preview")
     fields = msgspec.structs.asdict(event) if event is not None else {}
     if not fields.get("time"):
         fields["time"] = iso_ms(utcnow())

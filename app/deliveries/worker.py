@@ -27,21 +27,29 @@ import logging
 import secrets
 import time
 from collections import Counter, deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-import msgspec
-from sqlalchemy import exists, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import func, select
 
-from adapters.base import Adapter, AdapterContext, DeliveryResult, Event
+from adapters.base import DeliveryResult
 from adapters.http import HttpSender
 from app.db.delivery import Delivery
 from app.db.engine import driver_connection, make_engine, make_sessionmaker
 from app.db.notifier import Notifier
 from app.deliveries import streams
-from app.deliveries.sending import ERROR_LIMIT, DeliveryEnv, Plan, observe, outcome_of, prepare, send_once
+from app.deliveries.sending import (
+    ERROR_LIMIT,
+    DeliveryEnv,
+    Destination,
+    Plan,
+    observe,
+    outcome_of,
+    prepare,
+    reusable,
+    send_once,
+)
 from app.notifiers.service import build_notifier_env
 from app.settings import Settings
 from app.timefmt import utcnow
@@ -78,7 +86,7 @@ class Sent:
 
 
 class Lease(NamedTuple):
-    """A row the claim leased (CLAIM_DUE's columns)."""
+    """A row the claim leased (the columns CLAIM_DUE and CLAIM_UNMUTED return)."""
 
     id: str
     notifier_id: str
@@ -90,22 +98,27 @@ class Lease(NamedTuple):
     deferred: bool
 
 
-# Lease the due stream heads (no earlier message of the stream open), oldest due first, at most $5 per notifier
-# (the rest are left to other processes), skipping the rows other processes hold and the destinations whose
-# share of this process is queued already. The window needs a subquery without the lock; the lock's own query
-# checks the row again.
-CLAIM_DUE = """
+_DUE, _OPEN = streams.sql_list(streams.DUE), streams.sql_list(streams.OPEN)
+# The row is the head of its stream: no earlier message of the stream is open.
+_HEAD = f"""NOT EXISTS (
+    SELECT 1 FROM deliveries e WHERE e.stream = d.stream AND e.seq < d.seq AND e.status IN {_OPEN})"""
+_LEASE = """
+UPDATE deliveries d SET claimed_until = now() + make_interval(secs => $3), claim_token = $4
+FROM picked WHERE d.id = picked.id
+RETURNING d.id, d.notifier_id, d.kind, d.event, d.attempts, d.max_attempts, d.claimed_until"""
+# Lease the due stream heads, oldest due first, at most $5 per notifier (the rest are left to other processes),
+# skipping the rows other processes hold and the destinations whose share of this process is queued already.
+# The window needs a subquery without the lock; the lock's own query checks the row again.
+CLAIM_DUE = f"""
 WITH candidates AS (
     SELECT c.id FROM (
         SELECT d.id, row_number() OVER (PARTITION BY d.notifier_id ORDER BY d.next_attempt_at) AS nth
         FROM (
             SELECT d.id, d.notifier_id, d.next_attempt_at FROM deliveries d
-            WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+            WHERE d.status IN {_DUE} AND d.next_attempt_at <= now()
               AND (d.claimed_until IS NULL OR d.claimed_until < now())
               AND d.notifier_id <> ALL($1::text[])
-              AND (d.stream IS NULL OR NOT EXISTS (
-                  SELECT 1 FROM deliveries e
-                  WHERE e.stream = d.stream AND e.seq < d.seq AND e.status IN ('pending', 'retrying', 'deferred')))
+              AND (d.stream IS NULL OR {_HEAD})
             ORDER BY d.next_attempt_at
             LIMIT $2 * 4
         ) d
@@ -113,18 +126,30 @@ WITH candidates AS (
 ), picked AS (
     SELECT d.id FROM deliveries d
     WHERE d.id IN (SELECT id FROM candidates)
-      AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+      AND d.status IN {_DUE} AND d.next_attempt_at <= now()
       AND (d.claimed_until IS NULL OR d.claimed_until < now())
     ORDER BY d.next_attempt_at
     LIMIT $2
     FOR UPDATE OF d SKIP LOCKED
-)
-UPDATE deliveries d SET claimed_until = now() + make_interval(secs => $3), claim_token = $4
-FROM picked WHERE d.id = picked.id
-RETURNING d.id, d.notifier_id, d.kind, d.event, d.attempts, d.max_attempts, d.claimed_until, false AS deferred
+){_LEASE}, false AS deferred
+"""
+# Lease the deferred stream heads whose notifier's mute has ended (or was lifted early): they are due whatever
+# their `next_attempt_at` (the mute's end when it was deferred).
+CLAIM_UNMUTED = f"""
+WITH picked AS (
+    SELECT d.id FROM deliveries d
+    WHERE d.status = 'deferred'
+      AND (d.claimed_until IS NULL OR d.claimed_until < now())
+      AND d.notifier_id <> ALL($1::text[])
+      AND NOT EXISTS (SELECT 1 FROM notifiers n WHERE n.id = d.notifier_id AND n.disabled_until > now())
+      AND (d.stream IS NULL OR {_HEAD})
+    ORDER BY d.seq
+    LIMIT $2
+    FOR UPDATE OF d SKIP LOCKED
+){_LEASE}, true AS deferred
 """
 # Each outcome, only where the lease is still ours.
-RECORD = """
+RECORD = f"""
 UPDATE deliveries d
 SET status = v.status, attempts = v.attempts, last_attempt_at = v.started, response_status = v.response_status,
     error = v.error, next_attempt_at = v.next_at, updated_at = now(), claimed_until = NULL, claim_token = NULL
@@ -132,8 +157,7 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6
             $8::timestamptz[]) AS v(id, token, status, attempts, started, response_status, error, next_at)
 WHERE d.id = v.id AND d.claim_token = v.token
 RETURNING d.id, EXISTS (
-    SELECT 1 FROM deliveries e
-    WHERE e.stream = d.stream AND e.seq > d.seq AND e.status IN ('pending', 'retrying', 'deferred')) AS has_next
+    SELECT 1 FROM deliveries e WHERE e.stream = d.stream AND e.seq > d.seq AND e.status IN {_OPEN}) AS has_next
 """
 # Give leases back, each only where it is still ours.
 RELEASE = """
@@ -204,26 +228,28 @@ class Dispatcher:
         env = self.env
         busy = [n for n in {*self.sending, *self.queued} if self._waiting(n) >= self.per_destination]
         token = secrets.token_hex(8)
+        lease = env.settings.delivery_lease_seconds
         async with env.sessionmaker() as session:
             conn = await driver_connection(session)
             per_notifier = self.per_destination + self.capacity  # a round in flight, a queue as deep as the slots
-            rows = await conn.fetch(CLAIM_DUE, busy, limit, env.settings.delivery_lease_seconds, token, per_notifier)
-            leased = [Lease(*r.values()) for r in rows]
-            if with_deferred and len(rows) < limit:
-                leased += await self._lease_unmuted(session, limit - len(rows), busy, token)
+            leased = [Lease(*r.values()) for r in await conn.fetch(CLAIM_DUE, busy, limit, lease, token, per_notifier)]
+            if with_deferred and len(leased) < limit:
+                leased += [
+                    Lease(*r.values()) for r in await conn.fetch(CLAIM_UNMUTED, busy, limit - len(leased), lease, token)
+                ]
             if not leased:
                 return [], False
             claimed: list[Claimed] = []
             settled = 0
-            # Per notifier, what its first row's `prepare` made (adapter class, config, context): the claim's
-            # other rows for it reuse them, so each claim reads and unseals a notifier once.
-            reusable: dict[str, tuple[type[Adapter[Any]], Any, AdapterContext] | None] = {}
+            # Per notifier, the destination its first row's `prepare` made: the claim's other rows for it send
+            # through it, so each claim reads and unseals a notifier once. A deferred row always settles its
+            # stream in `prepare`.
+            destinations: dict[str, Destination] = {}
             for row in leased:
-                base = None if row.deferred else reusable.get(row.notifier_id)
-                if base is not None:
-                    adapter_cls, config, context = base
-                    plan = Plan(adapter_cls(config, replace(context, message_id=row.id)), _event(row.event))
-                else:  # the first row of its notifier, and the rare cases (deleted, muted, deferred, paced)
+                destination = None if row.deferred else destinations.get(row.notifier_id)
+                if destination is not None:
+                    plan = destination.plan(env, row.id, row.event)
+                else:
                     delivery = await session.get(Delivery, row.id)
                     assert delivery is not None
                     prepared = await prepare(session, env, delivery, await session.get(Notifier, row.notifier_id))
@@ -234,40 +260,14 @@ class Dispatcher:
                             self._wake_at(delivery.next_attempt_at)
                         continue
                     plan = prepared
-                    if not row.deferred and row.kind != "notifier.test" and row.notifier_id not in reusable:
-                        adapter = plan.adapter  # a test message ignores a mute: it tells nothing of the others
-                        paced = adapter.pacing_key(adapter.config) and adapter.min_interval > 0
-                        reusable[row.notifier_id] = None if paced else (type(adapter), adapter.config, adapter.context)
+                    if reusable(plan, row.kind):
+                        destinations.setdefault(row.notifier_id, plan.destination)
                 claimed.append(
                     Claimed(row.id, row.notifier_id, token, row.claimed_until, row.attempts, row.max_attempts, plan)
                 )
             await session.commit()
         # More may be due: a full batch, or a stream whose head was settled (its next message is now the head).
         return claimed, len(leased) == limit or settled > 0
-
-    async def _lease_unmuted(self, session: AsyncSession, limit: int, busy: list[str], token: str) -> list[Lease]:
-        """Lease deferred stream heads whose notifier's mute has ended (or was lifted early)."""
-        free_of_lease = (Delivery.claimed_until.is_(None)) | (Delivery.claimed_until < func.now())
-        muted = exists().where(Notifier.id == Delivery.notifier_id, Notifier.disabled_until > func.now())
-        stmt = (
-            select(Delivery)
-            .where(
-                Delivery.status == "deferred",
-                ~muted,
-                free_of_lease,
-                Delivery.notifier_id.not_in(busy),
-                streams.is_head(),
-            )
-            .order_by(Delivery.seq)
-            .limit(limit)
-            .with_for_update(skip_locked=True, of=Delivery)
-        )
-        lease_until = utcnow() + timedelta(seconds=self.env.settings.delivery_lease_seconds)
-        leased = []
-        for d in (await session.execute(stmt)).scalars():
-            d.claimed_until, d.claim_token = lease_until, token
-            leased.append(Lease(d.id, d.notifier_id, d.kind, None, d.attempts, d.max_attempts, lease_until, True))
-        return leased
 
     # -- sending --------------------------------------------------------------------------------------------
 
@@ -463,12 +463,6 @@ class Dispatcher:
             log.exception("releasing %d claimed deliveries failed; their leases run out", len(waiting))
 
 
-def _event(stored: Any) -> Event:
-    if isinstance(stored, str | bytes):  # jsonb as text (asyncpg without a codec)
-        return msgspec.json.decode(stored, type=Event)
-    return msgspec.convert(stored, Event)
-
-
 def dispatcher_of(app_state: Any) -> Dispatcher:
     """The process's dispatcher (made on first use), kept on the app's state."""
     dispatcher: Dispatcher | None = getattr(app_state, "delivery_dispatcher", None)
@@ -510,9 +504,7 @@ async def _anything_due(env: DeliveryEnv) -> bool:
     async with env.sessionmaker() as session:
         stmt = (
             select(Delivery.id)
-            .where(
-                Delivery.status.in_(("pending", "retrying")), Delivery.next_attempt_at <= func.now(), streams.is_head()
-            )
+            .where(Delivery.status.in_(streams.DUE), Delivery.next_attempt_at <= func.now(), streams.is_head())
             .limit(1)
         )
         return (await session.execute(stmt)).scalar() is not None
