@@ -23,6 +23,7 @@ server (tests, tools), `deliver_due` sends what is due and waits for it.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import secrets
 import time
@@ -187,7 +188,8 @@ class Dispatcher:
         self._pumping = False
         self._again = False
         self._pump_task: asyncio.Task[None] | None = None
-        self._timers: set[asyncio.TimerHandle] = set()
+        self._due: list[float] = []  # a heap of the loop times at which rows fall due here (retries, pacing, mutes)
+        self._timer: asyncio.TimerHandle | None = None  # set for the earliest of them
         self._outcomes: list[Sent] = []
         self._recorder: asyncio.Task[None] | None = None
         self._claim_wanted = False
@@ -403,20 +405,31 @@ class Dispatcher:
             self._pumping = False
 
     def _wake_at(self, when: datetime) -> None:
+        """Claim again at `when` (a retry, a paced message, a mute's end). One timer, for the earliest time:
+        when it fires it is set for the next."""
         if not self.serving:
             return
         delay = (when - utcnow()).total_seconds()
         if delay > MAX_TIMER_SECONDS:
             return
         loop = asyncio.get_running_loop()
-        handle: asyncio.TimerHandle
+        at = loop.time() + max(delay, 0.0) + 0.005
+        heapq.heappush(self._due, at)
+        if self._timer is None or at < self._timer.when():
+            self._set_timer(loop)
 
-        def fire() -> None:
-            self._timers.discard(handle)
-            self.wake()
+    def _set_timer(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_at(self._due[0], self._on_timer) if self._due else None
 
-        handle = loop.call_later(max(delay, 0.0) + 0.005, fire)
-        self._timers.add(handle)
+    def _on_timer(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._due and self._due[0] <= loop.time():
+            heapq.heappop(self._due)
+        self._timer = None
+        self._set_timer(loop)
+        self.wake()
 
     async def run_due(self, limit: int) -> int:
         """Send what is due now and wait for it (no server): returns the number of attempts made."""
@@ -436,9 +449,10 @@ class Dispatcher:
     async def stop(self, grace: float) -> None:
         """Shutdown: claim nothing more and let the sends in flight finish (then record them)."""
         self.serving = False
-        for handle in self._timers:
-            handle.cancel()
-        self._timers.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._due.clear()
         await self._release_queued()
         pending = {t for t in (*self.tasks, self._pump_task, self._recorder) if t is not None and not t.done()}
         if pending:

@@ -275,3 +275,40 @@ async def test_retry_is_refused_while_a_claim_holds_the_row_locked(client, auth,
     assert httpserver.log == []
     r = await client.post(f"/v1/deliveries/{dlv}/retry", headers=auth)
     assert r.status_code == 200 and r.json()["status"] == "succeeded", r.text
+
+
+@pytest.mark.parametrize("server_worker", [(32, 8)], indirect=True)
+async def test_retries_wait_on_one_timer_and_each_goes_at_its_time(client, auth, httpserver, db, server_worker):
+    waits = {}  # webhook-id -> the Retry-After its first attempt got
+
+    def receive(request):
+        msg_id = request.headers["webhook-id"]
+        if msg_id in waits:
+            return Response("", status=204)
+        waits[msg_id] = 1 + len(waits) % 3
+        return Response("slow down", status=429, headers={"Retry-After": str(waits[msg_id])})
+
+    httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
+    n = await notifier(client, auth, httpserver.url_for("/hook"))
+    ids = await enqueue(db, server_worker.delivery_env, n, [f"mon_{i}" for i in range(6)])
+    serve(server_worker)
+    await until(lambda: asyncio.sleep(0, len(waits) == 6), 5)
+    await asyncio.sleep(0.3)  # the outcomes recorded, their retries timed
+    loop = asyncio.get_running_loop()
+    # The dispatcher's timers in the event loop (CPython keeps them in `_scheduled`): one, not one per row.
+    timers = [
+        h
+        for h in loop._scheduled  # type: ignore[attr-defined]
+        if not h.cancelled() and getattr(h._callback, "__qualname__", "").startswith("Dispatcher.")
+    ]
+    assert len(timers) == 1, timers
+
+    async def retried() -> bool:
+        return len(await attempts(db)) == 12
+
+    await until(retried, 6, step=0.1)
+    log = await attempts(db)
+    for dlv in ids:  # no poll: each retry went on the timer, at its Retry-After
+        first, second = (a for a in log if a["delivery_id"] == dlv)
+        ended = first["started_at"] + timedelta(milliseconds=first["duration_ms"])
+        assert waits[dlv] - 0.05 <= (second["started_at"] - ended).total_seconds() <= waits[dlv] + 0.5
