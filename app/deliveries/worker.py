@@ -487,7 +487,9 @@ def dispatcher_of(app_state: Any) -> Dispatcher:
 
 
 def serve(app_state: Any) -> None:
-    """The scheduler job: run the dispatcher in the background and claim what is due now."""
+    """A server's one way to start claims: the scheduler's poll, and the wake-ups of whatever queued messages
+    (the monitor loop, routing, an evaluation asked for). Runs the dispatcher in the background and claims
+    what is due now; a wake-up during a claim asks for one more."""
     dispatcher = dispatcher_of(app_state)
     dispatcher.serving = True
     dispatcher.wake()
