@@ -149,27 +149,34 @@ WITH picked AS (
     FOR UPDATE OF d SKIP LOCKED
 ){_LEASE}, true AS deferred
 """
-# Each outcome, only where the lease is still ours.
+# Each outcome and its attempt, only where the lease is still ours; one statement (the attempts are inserted for
+# the rows the update kept).
 RECORD = f"""
-UPDATE deliveries d
-SET status = v.status, attempts = v.attempts, last_attempt_at = v.started, response_status = v.response_status,
-    error = v.error, next_attempt_at = v.next_at, updated_at = now(), claimed_until = NULL, claim_token = NULL
-FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[],
-            $8::timestamptz[]) AS v(id, token, status, attempts, started, response_status, error, next_at)
-WHERE d.id = v.id AND d.claim_token = v.token
-RETURNING d.id, EXISTS (
-    SELECT 1 FROM deliveries e WHERE e.stream = d.stream AND e.seq > d.seq AND e.status IN {_OPEN}) AS has_next
+WITH v AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[],
+                         $8::timestamptz[], $9::int[], $10::bool[], $11::bool[], $12::text[])
+        AS v(id, token, status, attempts, started, response_status, error, next_at, duration_ms, ok, retryable,
+             attempt_error)
+), kept AS (
+    UPDATE deliveries d
+    SET status = v.status, attempts = v.attempts, last_attempt_at = v.started, response_status = v.response_status,
+        error = v.error, next_attempt_at = v.next_at, updated_at = now(), claimed_until = NULL, claim_token = NULL
+    FROM v
+    WHERE d.id = v.id AND d.claim_token = v.token
+    RETURNING d.id, EXISTS (
+        SELECT 1 FROM deliveries e WHERE e.stream = d.stream AND e.seq > d.seq AND e.status IN {_OPEN}) AS has_next
+), logged AS (
+    INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, ok, retryable, response_status, error)
+    SELECT v.id, v.attempts, v.started, v.duration_ms, v.ok, v.retryable, v.response_status, v.attempt_error
+    FROM v JOIN kept ON kept.id = v.id
+)
+SELECT id, has_next FROM kept
 """
 # Give leases back, each only where it is still ours.
 RELEASE = """
 UPDATE deliveries d SET claimed_until = NULL, claim_token = NULL
 FROM unnest($1::text[], $2::text[]) AS v(id, token)
 WHERE d.id = v.id AND d.claim_token = v.token
-"""
-ATTEMPTS = """
-INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, ok, retryable, response_status, error)
-SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::bool[], $6::bool[], $7::int[],
-                     $8::text[])
 """
 
 
@@ -339,41 +346,32 @@ class Dispatcher:
                     outcome.recorded.set_result(due_again.get(outcome.claimed.delivery_id, (None, False)))
 
     async def _write(self, batch: list[Sent]) -> dict[str, Recorded]:
-        """One short transaction for the batch, each row only if its lease is still ours; returns when each is
-        due again."""
+        """One statement for the batch, each row only if its lease is still ours; returns when each is due
+        again and whether its stream has a next message."""
         env, now = self.env, utcnow()
         results = [outcome_of(env, s.claimed.attempts + 1, s.claimed.max_attempts, s.result, now) for s in batch]
         async with env.sessionmaker() as session:
             conn = await driver_connection(session)
-            kept = {
-                r["id"]: r["has_next"]
-                for r in await conn.fetch(
-                    RECORD,
-                    [s.claimed.delivery_id for s in batch],
-                    [s.claimed.token for s in batch],
-                    [o.status for o in results],
-                    [s.claimed.attempts + 1 for s in batch],
-                    [s.started for s in batch],
-                    [s.result.status for s in batch],
-                    [o.error for o in results],
-                    [o.next_attempt_at for o in results],
-                )
-            }
-            mine = [(s, o) for s, o in zip(batch, results, strict=True) if s.claimed.delivery_id in kept]
-            for s in (s for s in batch if s.claimed.delivery_id not in kept):
-                log.warning("delivery %s: its lease ran out during the send; not recorded", s.claimed.delivery_id)
-            await conn.execute(
-                ATTEMPTS,
-                [s.claimed.delivery_id for s, _ in mine],
-                [s.claimed.attempts + 1 for s, _ in mine],
-                [s.started for s, _ in mine],
-                [s.duration_ms for s, _ in mine],
-                [s.result.ok for s, _ in mine],
-                [s.result.retryable for s, _ in mine],
-                [s.result.status for s, _ in mine],
-                [None if s.result.ok else (s.result.detail or "failed")[:ERROR_LIMIT] for s, _ in mine],
+            rows = await conn.fetch(
+                RECORD,
+                [s.claimed.delivery_id for s in batch],
+                [s.claimed.token for s in batch],
+                [o.status for o in results],
+                [s.claimed.attempts + 1 for s in batch],
+                [s.started for s in batch],
+                [s.result.status for s in batch],
+                [o.error for o in results],
+                [o.next_attempt_at for o in results],
+                [s.duration_ms for s in batch],
+                [s.result.ok for s in batch],
+                [s.result.retryable for s in batch],
+                [None if s.result.ok else (s.result.detail or "failed")[:ERROR_LIMIT] for s in batch],
             )
             await session.commit()
+        kept = {r["id"]: r["has_next"] for r in rows}
+        mine = [(s, o) for s, o in zip(batch, results, strict=True) if s.claimed.delivery_id in kept]
+        for s in (s for s in batch if s.claimed.delivery_id not in kept):
+            log.warning("delivery %s: its lease ran out during the send; not recorded", s.claimed.delivery_id)
         for sent, done in mine:
             c = sent.claimed
             observe(env, c.delivery_id, c.notifier_id, c.plan.adapter.type, done, sent.duration_ms / 1000)
