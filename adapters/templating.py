@@ -75,6 +75,9 @@ def _environment(dirs: tuple[str, ...]) -> ImmutableSandboxedEnvironment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        # Templates ship with the app (or a plugin) and are read once per process; not looked at again (two
+        # file stats) on every message. A changed template takes effect when the server restarts.
+        auto_reload=False,
     )
     env.filters.update(
         json=to_json, truncate_chars=truncate_chars, oneline=oneline, mrkdwn=mrkdwn, number=number, plain=plain
