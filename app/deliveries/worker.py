@@ -187,6 +187,9 @@ class Dispatcher:
         self.env = env
         self.capacity = max(1, env.settings.delivery_concurrency)
         self.per_destination = max(1, env.settings.delivery_per_destination)
+        # A destination's queue is refilled when it holds less than two rounds of its sends: the claim's round
+        # trip (slower under load) must end before the queue runs dry.
+        self.refill_below = 2 * self.per_destination
         self.sending: Counter[str] = Counter()  # notifier id -> sends in flight
         self.queued: dict[str, deque[Claimed]] = {}  # notifier id -> claimed, waiting for a slot
         self.tasks: set[asyncio.Task[None]] = set()
@@ -216,7 +219,7 @@ class Dispatcher:
         claimed_total, with_deferred = 0, True
         while True:
             # A destination's queue counts only up to its share: one that hangs holds no room from the others.
-            queued = sum(min(len(q), self.per_destination) for q in self.queued.values())
+            queued = sum(min(len(q), self.refill_below) for q in self.queued.values())
             free = 2 * self.capacity - sum(self.sending.values()) - queued
             if room is not None:
                 free = min(free, room - claimed_total)
@@ -235,7 +238,7 @@ class Dispatcher:
         """One short transaction: lease up to `limit` stream heads that are due (and, `with_deferred`, whose
         mute has ended) and prepare them. Returns the sends to make and whether another claim may find more."""
         env = self.env
-        busy = [n for n in {*self.sending, *self.queued} if self._waiting(n) >= self.per_destination]
+        busy = [n for n in {*self.sending, *self.queued} if self._waiting(n) >= self.refill_below]
         token = secrets.token_hex(8)
         lease = env.settings.delivery_lease_seconds
         async with env.sessionmaker() as session:
@@ -317,6 +320,8 @@ class Dispatcher:
             if self.sending[claimed.notifier_id] <= 0:
                 del self.sending[claimed.notifier_id]
             self._dispatch()  # the destination's next claimed message goes now
+        if self._waiting(claimed.notifier_id) < self.refill_below:
+            self._want_claim()  # refill the destination's queue while its sends go on
         recorded: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
         self._outcomes.append(Sent(claimed, result, started, duration_ms, recorded))
         if self._recorder is None or self._recorder.done():
@@ -325,11 +330,13 @@ class Dispatcher:
         self.attempted += 1
         if next_at is not None:
             self._wake_at(next_at)
-        # Claim again when the stream's next message is now due, or the destination's queue runs low; not
-        # after every send (a claim that finds nothing still costs a round trip).
-        if has_next or self._waiting(claimed.notifier_id) < self.per_destination:
-            self._claim_wanted = True
-            self.wake()
+        if has_next:
+            self._want_claim()  # the stream's next message is its head now
+
+    def _want_claim(self) -> None:
+        """Claim again soon (not after every send: a claim that finds nothing still costs a round trip)."""
+        self._claim_wanted = True
+        self.wake()
 
     async def _record_all(self) -> None:
         """Record outcomes in batches: every outcome that came in during a write goes in the next one."""
