@@ -214,8 +214,8 @@ class Dispatcher:
     async def pump(self, room: int | None = None) -> int:
         """Claim due deliveries while there is room and start sending them; returns how many were claimed.
 
-        Claims run ahead of the sends by one slot's worth per slot (a destination's next message is already
-        claimed when its send ends), so the sends do not wait for the claim's round trip."""
+        Claims run ahead of the sends (a destination's queue is refilled while it still holds two rounds of its
+        sends), so the sends do not wait for the claim's round trip."""
         claimed_total, with_deferred = 0, True
         while True:
             # A destination's queue counts only up to its share: one that hangs holds no room from the others.
