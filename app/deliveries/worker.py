@@ -193,6 +193,7 @@ class Dispatcher:
         self.sending: Counter[str] = Counter()  # notifier id -> sends in flight
         self.queued: dict[str, deque[Claimed]] = {}  # notifier id -> claimed, waiting for a slot
         self.tasks: set[asyncio.Task[None]] = set()
+        self._a_task_ended = asyncio.Event()
         self.attempted = 0
         self.serving = False
         self._pumping = False
@@ -301,14 +302,20 @@ class Dispatcher:
                 self.sending[notifier_id] += 1
                 in_flight += 1
                 task = asyncio.create_task(self._send(claimed))
-                self.tasks.add(task)
-                task.add_done_callback(self.tasks.discard)
+                self._track(task)
             if not waiting:
                 del self.queued[notifier_id]
         if stale:
             task = asyncio.create_task(self._release(stale))
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            self._track(task)
+
+    def _track(self, task: asyncio.Task[None]) -> None:
+        self.tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        self._a_task_ended.set()
 
     async def _send(self, claimed: Claimed) -> None:
         try:
@@ -449,7 +456,9 @@ class Dispatcher:
                 if self._claim_wanted:
                     continue
                 return self.attempted - before
-            await asyncio.wait(set(self.tasks), return_when=asyncio.FIRST_COMPLETED)
+            # Until one of them ends (cheaper than asyncio.wait, which hooks into every task on every call).
+            self._a_task_ended.clear()
+            await self._a_task_ended.wait()
 
     async def stop(self, grace: float) -> None:
         """Shutdown: claim nothing more and let the sends in flight finish (then record them)."""
