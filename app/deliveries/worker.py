@@ -16,8 +16,8 @@ round trip; a row that waited half its lease for a slot is given back (its lease
 
 In a server, `serve` runs the dispatcher in the background: the scheduler's poll and the monitors' and
 routing's wake-ups start claims; a finished send claims again when its stream has a next message or its
-destination's queue runs low, and a retry, a paced message or a mute sets a timer for its time. Without a
-server (tests, tools), `deliver_due` sends what is due and waits for it.
+destination's queue runs low, and a retry, a paced message or a mute claims again at its time (one timer per
+process, for the earliest). Without a server (tests, tools), `deliver_due` sends what is due and waits for it.
 """
 
 from __future__ import annotations
