@@ -339,9 +339,9 @@ class Adapter(Generic[C]):
 
     @property
     def templates(self) -> Templates:
-        from adapters.templating import TEMPLATES_DIR, Templates
+        from adapters.templating import templates_of
 
-        return Templates(self.templates_dir or TEMPLATES_DIR / self.type)
+        return templates_of(type(self))
 
     def template_context(self, event: Event) -> dict[str, Any]:
         from adapters.context import template_context

@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -161,16 +162,32 @@ class HttpSender:
         self, url: str, body: bytes, headers: Mapping[str, str], params: Mapping[str, str] | None
     ) -> httpx.Request:
         """Resolve and check the host, then connect to that very address (Host header and TLS name unchanged)."""
-        target = httpx.URL(url)
-        if params:
-            target = target.copy_merge_params(params)
-        parts = urlsplit(str(target))
-        host = parts.hostname or ""
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        target, host, port, host_header = _target(url, tuple(params.items()) if params else ())
         address = (await self.guard.addresses(host, port))[0]
-        pinned = target.copy_with(host=address)
-        extensions: dict[str, Any] = {"sni_hostname": host} if parts.scheme == "https" else {}
-        host_header = target.netloc.decode("ascii")
+        extensions: dict[str, Any] = {"sni_hostname": host} if target.scheme == "https" else {}
         return self.client.build_request(
-            "POST", pinned, content=body, headers={**headers, "Host": host_header}, extensions=extensions
+            "POST",
+            _pinned(target, address),
+            content=body,
+            headers={**headers, "Host": host_header},
+            extensions=extensions,
         )
+
+
+# A notifier's URL is parsed once, not on every send (the check of the address it resolves to still is made on
+# every send).
+@lru_cache(maxsize=1024)
+def _target(url: str, params: tuple[tuple[str, str], ...]) -> tuple[httpx.URL, str, int, str]:
+    """The URL to send to (with `params`), its host, port and Host header."""
+    target = httpx.URL(url)
+    if params:
+        target = target.copy_merge_params(dict(params))
+    parts = urlsplit(str(target))
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return target, host, port, target.netloc.decode("ascii")
+
+
+@lru_cache(maxsize=1024)
+def _pinned(target: httpx.URL, address: str) -> httpx.URL:
+    return target.copy_with(host=address)

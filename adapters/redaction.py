@@ -14,6 +14,7 @@ import base64
 import html
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 MASK = "**********"
@@ -85,11 +86,20 @@ def _decoded(text: str) -> tuple[str, list[tuple[int, int]] | None]:
     return view.lower(), spans  # latin-1 characters lower-case one to one
 
 
-def secret_spans(text: str, secrets: Iterable[str]) -> list[tuple[int, int]]:
-    """The spans of `text` that give a secret away, merged and in order."""
+@lru_cache(maxsize=1024)
+def _needles(secrets: tuple[str, ...]) -> frozenset[str]:
+    """What to look for, in the decoded view, to find `secrets` (an adapter's are the same on every send)."""
     needles = {_decoded(part)[0] for secret in secrets if secret for part in secret_parts(secret)}
     needles.discard("")
-    if not needles or not text:
+    return frozenset(needles)
+
+
+def secret_spans(text: str, secrets: Iterable[str]) -> list[tuple[int, int]]:
+    """The spans of `text` that give a secret away, merged and in order."""
+    if not text:
+        return []
+    needles = _needles(tuple(secrets))
+    if not needles:
         return []
     view, spans = _decoded(text)
     found: list[tuple[int, int]] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import traceback
+import weakref
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -19,15 +20,19 @@ from jinja2 import FileSystemLoader, StrictUndefined, TemplateError, TemplateSyn
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
-from adapters.base import TemplateFailure
+from adapters.base import Adapter, TemplateFailure
 from app.settings import TEMPLATES_DIR  # templates/ in a checkout, app/templates/ in a wheel
 
 SHARED_DIR = TEMPLATES_DIR / "_shared"
 
 
+# One encoder for every value (json.dumps with options other than the defaults builds a new one each call).
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def to_json(value: Any) -> Markup:
-    # Markup: already safe text for the template; json.dumps escapes quotes, newlines and control characters.
-    return Markup(json.dumps(value, ensure_ascii=False, default=str))
+    # Markup: already safe text for the template; the encoder escapes quotes, newlines and control characters.
+    return Markup(_JSON.encode(value))
 
 
 def truncate_chars(value: Any, limit: int, end: str = "…") -> str:
@@ -70,6 +75,9 @@ def _environment(dirs: tuple[str, ...]) -> ImmutableSandboxedEnvironment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        # Templates ship with the app (or a plugin) and are read once per process; not looked at again (two
+        # file stats) on every message. A changed template takes effect when the server restarts.
+        auto_reload=False,
     )
     env.filters.update(
         json=to_json, truncate_chars=truncate_chars, oneline=oneline, mrkdwn=mrkdwn, number=number, plain=plain
@@ -94,6 +102,18 @@ def _short_name(filename: str) -> str:
         return str(path.relative_to(TEMPLATES_DIR))
     except ValueError:
         return path.name
+
+
+_BY_TYPE: weakref.WeakKeyDictionary[type[Adapter[Any]], Templates] = weakref.WeakKeyDictionary()
+
+
+def templates_of(adapter_cls: type[Adapter[Any]]) -> Templates:
+    """An adapter type's (stateless) Templates, made once per process: its `templates_dir`, else
+    `templates/<type>/`."""
+    found = _BY_TYPE.get(adapter_cls)
+    if found is None:
+        found = _BY_TYPE[adapter_cls] = Templates(adapter_cls.templates_dir or TEMPLATES_DIR / adapter_cls.type)
+    return found
 
 
 class Templates:

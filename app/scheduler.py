@@ -56,13 +56,13 @@ async def _monitors(app: Litestar) -> None:
 
 
 async def _routing(app: Litestar) -> None:
-    from app.monitors.tick import delivery_wake
+    from app.deliveries.worker import serve
     from app.routing.jobs import Timer, run_routing
 
     env = app.state.routing_env
     result = await run_routing(env)
     if result.queued:
-        delivery_wake(app.state)()  # group notifications go out now, not at the worker's next poll
+        serve(app.state)  # group notifications go out now, not at the worker's next poll
     if result.next_flush_at is not None:
         delay = (result.next_flush_at - env.now()).total_seconds()
         # Due before the next tick: run again just then (a group already overdue waits for the tick: it is

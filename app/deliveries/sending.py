@@ -30,6 +30,7 @@ from app.timefmt import iso_ms, utcnow
 
 log = logging.getLogger("beacon.deliveries")
 ERROR_LIMIT = 1000
+TEST_KIND = "notifier.test"  # a test message: sent even to a muted notifier
 
 
 @dataclass(frozen=True)
@@ -86,12 +87,55 @@ def _finish(delivery: Delivery, status: str, error: str | None, now: datetime) -
     delivery.updated_at = now
 
 
+def event_of(stored: Any) -> Event:
+    """A delivery's stored event (jsonb: decoded by the ORM, or its text as asyncpg returns it without a codec)."""
+    if isinstance(stored, str | bytes):
+        return msgspec.json.decode(stored, type=Event)
+    return msgspec.convert(stored, Event)
+
+
+@dataclass(frozen=True)
+class Destination:
+    """A notifier ready to send through: what every delivery to it shares (its adapter class, the unsealed
+    config, the secrets that sign now, its name)."""
+
+    adapter_cls: type[Adapter[Any]]
+    config: Any
+    signing_secrets: tuple[str, ...]
+    notifier_name: str
+
+    @classmethod
+    def of(cls, env: DeliveryEnv, notifier: Notifier, adapter_cls: type[Adapter[Any]], now: datetime) -> Destination:
+        config = notifiers.config_of(env.notifiers, notifier)
+        secrets = tuple(notifiers.signing_secrets(env.notifiers, notifier, now))
+        return cls(adapter_cls, config, secrets, notifier.name)
+
+    @property
+    def pacing_key(self) -> str | None:
+        """Set when its messages are paced (`min_interval`): each one then needs its own slot."""
+        return self.adapter_cls.pacing_key(self.config) if self.adapter_cls.min_interval > 0 else None
+
+    def adapter(self, env: DeliveryEnv, message_id: str) -> Adapter[Any]:
+        context = AdapterContext(
+            settings=env.settings,
+            http=env.http,
+            message_id=message_id,
+            signing_secrets=self.signing_secrets,
+            notifier_name=self.notifier_name,
+        )
+        return self.adapter_cls(self.config, context)
+
+    def plan(self, env: DeliveryEnv, delivery_id: str, stored_event: Any) -> Plan:
+        return Plan(self.adapter(env, delivery_id), event_of(stored_event), self)
+
+
 @dataclass(frozen=True)
 class Plan:
     """A delivery ready to send: its adapter (config, secrets) and the event it renders."""
 
     adapter: Adapter[Any]
     event: Event
+    destination: Destination
 
 
 async def prepare(session: AsyncSession, env: DeliveryEnv, delivery: Delivery, notifier: Notifier | None) -> Plan | str:
@@ -101,7 +145,7 @@ async def prepare(session: AsyncSession, env: DeliveryEnv, delivery: Delivery, n
     if notifier is None:
         _finish(delivery, "failed", "the notifier was deleted", now)
         return "closed"
-    if delivery.kind != "notifier.test" and notifier.disabled_until is not None and notifier.disabled_until > now:
+    if delivery.kind != TEST_KIND and notifier.disabled_until is not None and notifier.disabled_until > now:
         # A mute defers (app/deliveries/streams.py): the row waits, and so do the later ones of its stream.
         delivery.status = "deferred"
         delivery.error = f"the notifier is disabled until {iso_ms(notifier.disabled_until)}"
@@ -116,25 +160,22 @@ async def prepare(session: AsyncSession, env: DeliveryEnv, delivery: Delivery, n
     if adapter_cls is None:
         _finish(delivery, "failed", f"notifier type {notifier.type!r} is not installed", now)
         return "closed"
-    config = notifiers.config_of(env.notifiers, notifier)
-    pacing_key = adapter_cls.pacing_key(config)
-    if pacing_key and adapter_cls.min_interval > 0:
+    destination = Destination.of(env, notifier, adapter_cls, now)
+    pacing_key = destination.pacing_key
+    if pacing_key:
         next_at = await take_pacing_slot(session, pacing_key, adapter_cls.min_interval)
         if next_at is not None:
             delivery.next_attempt_at = next_at
             delivery.updated_at = now
             return "paced"
-    adapter = adapter_cls(
-        config,
-        AdapterContext(
-            settings=env.settings,
-            http=env.http,
-            message_id=delivery.id,
-            signing_secrets=tuple(notifiers.signing_secrets(env.notifiers, notifier, now)),
-            notifier_name=notifier.name,
-        ),
-    )
-    return Plan(adapter, msgspec.convert(delivery.event, Event))
+    return destination.plan(env, delivery.id, delivery.event)
+
+
+def reusable(plan: Plan, kind: str) -> bool:
+    """Whether the other due deliveries to the same notifier, prepared in the same transaction, may send
+    through `plan.destination` without a `prepare` of their own: not when each needs its own pacing slot, nor
+    after a test message (it ignores a mute, so the notifier's mute was not looked at)."""
+    return kind != TEST_KIND and plan.destination.pacing_key is None
 
 
 async def attempt(session: AsyncSession, env: DeliveryEnv, delivery: Delivery) -> str:

@@ -9,13 +9,13 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from adapters.base import AdapterContext, Event, TemplateFailure
+from adapters.base import Event, TemplateFailure
 from adapters.http import redact_value
 from app.access import delivery_filter
 from app.auth import Principal
 from app.db.delivery import Delivery, DeliveryAttempt
 from app.deliveries.schemas import STATUSES, AttemptOut, DeliveryOut, PreviewOut
-from app.deliveries.sending import DeliveryEnv, attempt
+from app.deliveries.sending import DeliveryEnv, Destination, attempt
 from app.deliveries.streams import OPEN, stream_of
 from app.errors import BeaconError, check_choice, not_found
 from app.notifiers import service as notifiers
@@ -120,18 +120,7 @@ async def send_test(session: AsyncSession, env: DeliveryEnv, notifier_id: str) -
 async def preview(session: AsyncSession, env: DeliveryEnv, notifier_id: str, event: Event | None) -> PreviewOut:
     notifier = await notifiers.get_notifier(session, notifier_id)
     adapter_cls = notifiers.adapter_for(env.notifiers, notifier.type)
-    config = notifiers.config_of(env.notifiers, notifier)
-    secrets = tuple(notifiers.signing_secrets(env.notifiers, notifier, utcnow()))
-    adapter = adapter_cls(
-        config,
-        AdapterContext(
-            settings=env.settings,
-            http=env.http,
-            message_id="dlv_preview",
-            signing_secrets=secrets,
-            notifier_name=notifier.name,
-        ),
-    )
+    adapter = Destination.of(env, notifier, adapter_cls, utcnow()).adapter(env, "dlv_preview")
     fields = msgspec.structs.asdict(event) if event is not None else {}
     if not fields.get("time"):
         fields["time"] = iso_ms(utcnow())
@@ -148,14 +137,6 @@ async def preview(session: AsyncSession, env: DeliveryEnv, notifier_id: str, eve
         message=redact_value(message.payload, hidden),
         headers=redact_value(message.headers, hidden),
     )
-
-
-async def check_visible(session: AsyncSession, who: Principal, delivery_id: str) -> None:
-    """404, as for an unknown id, unless `who` may see the delivery's monitor's dataset (app/access.py). Reads
-    no row into the session: the caller may then load it under a lock."""
-    stmt = select(Delivery.id).where(Delivery.id == delivery_id, delivery_filter(who))
-    if (await session.execute(stmt)).scalar() is None:
-        raise not_found("delivery", delivery_id)
 
 
 async def get_delivery(session: AsyncSession, who: Principal, delivery_id: str) -> DeliveryOut:
@@ -213,17 +194,19 @@ async def list_for_notifier(
     )
 
 
-async def retry(session: AsyncSession, env: DeliveryEnv, delivery_id: str) -> DeliveryOut:
+async def retry(session: AsyncSession, env: DeliveryEnv, who: Principal, delivery_id: str) -> DeliveryOut:
     """Send again now, with a fresh retry budget. Refused for a delivered message and while a worker is
-    sending it (its lease is running, or the row is locked). Sent at once, ahead of its stream's order: the
-    user asked for this message."""
-    found = (await session.execute(select(Delivery.status).where(Delivery.id == delivery_id))).scalar_one_or_none()
-    if found is None:
-        raise not_found("delivery", delivery_id)
-    delivery = (
-        await session.execute(select(Delivery).where(Delivery.id == delivery_id).with_for_update(skip_locked=True))
-    ).scalar_one_or_none()
-    if delivery is None or (delivery.claimed_until is not None and delivery.claimed_until > utcnow()):
+    sending it (its lease is running, or the row is locked); 404, as for an unknown id, unless `who` may see
+    the delivery's monitor's dataset (app/access.py). Sent at once, ahead of its stream's order: the user
+    asked for this message."""
+    mine = select(Delivery).where(Delivery.id == delivery_id, delivery_filter(who))
+    delivery = (await session.execute(mine.with_for_update(skip_locked=True, of=Delivery))).scalar_one_or_none()
+    if delivery is None:
+        # Rare: unknown, not visible, or locked by a worker (only then is it looked up a second time).
+        if (await session.execute(mine.with_only_columns(Delivery.id))).scalar() is None:
+            raise not_found("delivery", delivery_id)
+        raise BeaconError("conflict", "This delivery is being sent right now; look again in a moment.")
+    if delivery.claimed_until is not None and delivery.claimed_until > utcnow():
         raise BeaconError("conflict", "This delivery is being sent right now; look again in a moment.")
     if delivery.status == "succeeded":
         raise BeaconError("conflict", "This delivery has already succeeded; nothing to retry.")

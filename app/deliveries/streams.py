@@ -22,8 +22,15 @@ from sqlalchemy.orm import aliased
 
 from app.db.delivery import Delivery
 
-OPEN = ("pending", "retrying", "deferred")
+DUE = ("pending", "retrying")  # sent when their time comes
+OPEN = (*DUE, "deferred")  # not settled yet: a later message of the stream waits for them
 RESOLVED = "monitor.resolved"
+
+
+def sql_list(statuses: tuple[str, ...]) -> str:
+    """`statuses` as a SQL list, for raw statements: literals (not parameters), so that the planner matches the
+    partial indexes made with the same list."""
+    return "(" + ", ".join(f"'{s}'" for s in statuses) + ")"
 
 
 def stream_of(notifier_id: str, monitor_id: str | None, alert_group_key: str | None) -> str | None:

@@ -16,32 +16,41 @@ round trip; a row that waited half its lease for a slot is given back (its lease
 
 In a server, `serve` runs the dispatcher in the background: the scheduler's poll and the monitors' and
 routing's wake-ups start claims; a finished send claims again when its stream has a next message or its
-destination's queue runs low, and a retry, a paced message or a mute sets a timer for its time. Without a
-server (tests, tools), `deliver_due` sends what is due and waits for it.
+destination's queue runs low, and a retry, a paced message or a mute claims again at its time (one timer per
+process, for the earliest). Without a server (tests, tools), `deliver_due` sends what is due and waits for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import secrets
 import time
 from collections import Counter, deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-import msgspec
-from sqlalchemy import exists, func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import func, select
 
-from adapters.base import Adapter, AdapterContext, DeliveryResult, Event
+from adapters.base import DeliveryResult
 from adapters.http import HttpSender
 from app.db.delivery import Delivery
 from app.db.engine import driver_connection, make_engine, make_sessionmaker
 from app.db.notifier import Notifier
 from app.deliveries import streams
-from app.deliveries.sending import ERROR_LIMIT, DeliveryEnv, Plan, observe, outcome_of, prepare, send_once
+from app.deliveries.sending import (
+    ERROR_LIMIT,
+    DeliveryEnv,
+    Destination,
+    Plan,
+    observe,
+    outcome_of,
+    prepare,
+    reusable,
+    send_once,
+)
 from app.notifiers.service import build_notifier_env
 from app.settings import Settings
 from app.timefmt import utcnow
@@ -78,7 +87,7 @@ class Sent:
 
 
 class Lease(NamedTuple):
-    """A row the claim leased (CLAIM_DUE's columns)."""
+    """A row the claim leased (the columns CLAIM_DUE and CLAIM_UNMUTED return)."""
 
     id: str
     notifier_id: str
@@ -90,22 +99,27 @@ class Lease(NamedTuple):
     deferred: bool
 
 
-# Lease the due stream heads (no earlier message of the stream open), oldest due first, at most $5 per notifier
-# (the rest are left to other processes), skipping the rows other processes hold and the destinations whose
-# share of this process is queued already. The window needs a subquery without the lock; the lock's own query
-# checks the row again.
-CLAIM_DUE = """
+_DUE, _OPEN = streams.sql_list(streams.DUE), streams.sql_list(streams.OPEN)
+# The row is the head of its stream: no earlier message of the stream is open.
+_HEAD = f"""NOT EXISTS (
+    SELECT 1 FROM deliveries e WHERE e.stream = d.stream AND e.seq < d.seq AND e.status IN {_OPEN})"""
+_LEASE = """
+UPDATE deliveries d SET claimed_until = now() + make_interval(secs => $3), claim_token = $4
+FROM picked WHERE d.id = picked.id
+RETURNING d.id, d.notifier_id, d.kind, d.event, d.attempts, d.max_attempts, d.claimed_until"""
+# Lease the due stream heads, oldest due first, at most $5 per notifier (the rest are left to other processes),
+# skipping the rows other processes hold and the destinations whose share of this process is queued already.
+# The window needs a subquery without the lock; the lock's own query checks the row again.
+CLAIM_DUE = f"""
 WITH candidates AS (
     SELECT c.id FROM (
         SELECT d.id, row_number() OVER (PARTITION BY d.notifier_id ORDER BY d.next_attempt_at) AS nth
         FROM (
             SELECT d.id, d.notifier_id, d.next_attempt_at FROM deliveries d
-            WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+            WHERE d.status IN {_DUE} AND d.next_attempt_at <= now()
               AND (d.claimed_until IS NULL OR d.claimed_until < now())
               AND d.notifier_id <> ALL($1::text[])
-              AND (d.stream IS NULL OR NOT EXISTS (
-                  SELECT 1 FROM deliveries e
-                  WHERE e.stream = d.stream AND e.seq < d.seq AND e.status IN ('pending', 'retrying', 'deferred')))
+              AND (d.stream IS NULL OR {_HEAD})
             ORDER BY d.next_attempt_at
             LIMIT $2 * 4
         ) d
@@ -113,32 +127,56 @@ WITH candidates AS (
 ), picked AS (
     SELECT d.id FROM deliveries d
     WHERE d.id IN (SELECT id FROM candidates)
-      AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+      AND d.status IN {_DUE} AND d.next_attempt_at <= now()
       AND (d.claimed_until IS NULL OR d.claimed_until < now())
     ORDER BY d.next_attempt_at
     LIMIT $2
     FOR UPDATE OF d SKIP LOCKED
+){_LEASE}, false AS deferred
+"""
+# Lease the deferred stream heads whose notifier's mute has ended (or was lifted early): they are due whatever
+# their `next_attempt_at` (the mute's end when it was deferred).
+CLAIM_UNMUTED = f"""
+WITH picked AS (
+    SELECT d.id FROM deliveries d
+    WHERE d.status = 'deferred'
+      AND (d.claimed_until IS NULL OR d.claimed_until < now())
+      AND d.notifier_id <> ALL($1::text[])
+      AND NOT EXISTS (SELECT 1 FROM notifiers n WHERE n.id = d.notifier_id AND n.disabled_until > now())
+      AND (d.stream IS NULL OR {_HEAD})
+    ORDER BY d.seq
+    LIMIT $2
+    FOR UPDATE OF d SKIP LOCKED
+){_LEASE}, true AS deferred
+"""
+# Each outcome and its attempt, only where the lease is still ours; one statement (the attempts are inserted for
+# the rows the update kept).
+RECORD = f"""
+WITH v AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[],
+                         $8::timestamptz[], $9::int[], $10::bool[], $11::bool[], $12::text[])
+        AS v(id, token, status, attempts, started, response_status, error, next_at, duration_ms, ok, retryable,
+             attempt_error)
+), kept AS (
+    UPDATE deliveries d
+    SET status = v.status, attempts = v.attempts, last_attempt_at = v.started, response_status = v.response_status,
+        error = v.error, next_attempt_at = v.next_at, updated_at = now(), claimed_until = NULL, claim_token = NULL
+    FROM v
+    WHERE d.id = v.id AND d.claim_token = v.token
+    RETURNING d.id, EXISTS (
+        SELECT 1 FROM deliveries e WHERE e.stream = d.stream AND e.seq > d.seq AND e.status IN {_OPEN}) AS has_next
+), logged AS (
+    INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, ok, retryable, response_status, error)
+    SELECT v.id, v.attempts, v.started, v.duration_ms, v.ok, v.retryable, v.response_status, v.attempt_error
+    FROM v JOIN kept ON kept.id = v.id
 )
-UPDATE deliveries d SET claimed_until = now() + make_interval(secs => $3), claim_token = $4
-FROM picked WHERE d.id = picked.id
-RETURNING d.id, d.notifier_id, d.kind, d.event, d.attempts, d.max_attempts, d.claimed_until, false AS deferred
+SELECT id, has_next FROM kept
 """
-# Each outcome, only where the lease is still ours.
-RECORD = """
-UPDATE deliveries d
-SET status = v.status, attempts = v.attempts, last_attempt_at = v.started, response_status = v.response_status,
-    error = v.error, next_attempt_at = v.next_at, updated_at = now(), claimed_until = NULL, claim_token = NULL
-FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[],
-            $8::timestamptz[]) AS v(id, token, status, attempts, started, response_status, error, next_at)
+# Give leases back, each only where it is still ours.
+RELEASE = """
+UPDATE deliveries d SET claimed_until = NULL, claim_token = NULL
+FROM unnest($1::text[], $2::text[]) AS v(id, token)
 WHERE d.id = v.id AND d.claim_token = v.token
-RETURNING d.id, EXISTS (
-    SELECT 1 FROM deliveries e
-    WHERE e.stream = d.stream AND e.seq > d.seq AND e.status IN ('pending', 'retrying', 'deferred')) AS has_next
-"""
-ATTEMPTS = """
-INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, ok, retryable, response_status, error)
-SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::bool[], $6::bool[], $7::int[],
-                     $8::text[])
 """
 
 
@@ -149,15 +187,20 @@ class Dispatcher:
         self.env = env
         self.capacity = max(1, env.settings.delivery_concurrency)
         self.per_destination = max(1, env.settings.delivery_per_destination)
+        # A destination's queue is refilled when it holds less than two rounds of its sends: the claim's round
+        # trip (slower under load) must end before the queue runs dry.
+        self.refill_below = 2 * self.per_destination
         self.sending: Counter[str] = Counter()  # notifier id -> sends in flight
         self.queued: dict[str, deque[Claimed]] = {}  # notifier id -> claimed, waiting for a slot
         self.tasks: set[asyncio.Task[None]] = set()
+        self._a_task_ended = asyncio.Event()
         self.attempted = 0
         self.serving = False
         self._pumping = False
         self._again = False
         self._pump_task: asyncio.Task[None] | None = None
-        self._timers: set[asyncio.TimerHandle] = set()
+        self._due: list[float] = []  # a heap of the loop times at which rows fall due here (retries, pacing, mutes)
+        self._timer: asyncio.TimerHandle | None = None  # set for the earliest of them
         self._outcomes: list[Sent] = []
         self._recorder: asyncio.Task[None] | None = None
         self._claim_wanted = False
@@ -172,12 +215,12 @@ class Dispatcher:
     async def pump(self, room: int | None = None) -> int:
         """Claim due deliveries while there is room and start sending them; returns how many were claimed.
 
-        Claims run ahead of the sends by one slot's worth per slot (a destination's next message is already
-        claimed when its send ends), so the sends do not wait for the claim's round trip."""
+        Claims run ahead of the sends (a destination's queue is refilled while it still holds two rounds of its
+        sends), so the sends do not wait for the claim's round trip."""
         claimed_total, with_deferred = 0, True
         while True:
             # A destination's queue counts only up to its share: one that hangs holds no room from the others.
-            queued = sum(min(len(q), self.per_destination) for q in self.queued.values())
+            queued = sum(min(len(q), self.refill_below) for q in self.queued.values())
             free = 2 * self.capacity - sum(self.sending.values()) - queued
             if room is not None:
                 free = min(free, room - claimed_total)
@@ -196,28 +239,30 @@ class Dispatcher:
         """One short transaction: lease up to `limit` stream heads that are due (and, `with_deferred`, whose
         mute has ended) and prepare them. Returns the sends to make and whether another claim may find more."""
         env = self.env
-        busy = [n for n in {*self.sending, *self.queued} if self._waiting(n) >= self.per_destination]
+        busy = [n for n in {*self.sending, *self.queued} if self._waiting(n) >= self.refill_below]
         token = secrets.token_hex(8)
+        lease = env.settings.delivery_lease_seconds
         async with env.sessionmaker() as session:
             conn = await driver_connection(session)
             per_notifier = self.per_destination + self.capacity  # a round in flight, a queue as deep as the slots
-            rows = await conn.fetch(CLAIM_DUE, busy, limit, env.settings.delivery_lease_seconds, token, per_notifier)
-            leased = [Lease(*r.values()) for r in rows]
-            if with_deferred and len(rows) < limit:
-                leased += await self._lease_unmuted(session, limit - len(rows), busy, token)
+            leased = [Lease(*r.values()) for r in await conn.fetch(CLAIM_DUE, busy, limit, lease, token, per_notifier)]
+            if with_deferred and len(leased) < limit:
+                leased += [
+                    Lease(*r.values()) for r in await conn.fetch(CLAIM_UNMUTED, busy, limit - len(leased), lease, token)
+                ]
             if not leased:
                 return [], False
             claimed: list[Claimed] = []
             settled = 0
-            # Per notifier, what its first row's `prepare` made (adapter class, config, context): the claim's
-            # other rows for it reuse them, so each claim reads and unseals a notifier once.
-            reusable: dict[str, tuple[type[Adapter[Any]], Any, AdapterContext] | None] = {}
+            # Per notifier, the destination its first row's `prepare` made: the claim's other rows for it send
+            # through it, so each claim reads and unseals a notifier once. A deferred row always settles its
+            # stream in `prepare`.
+            destinations: dict[str, Destination] = {}
             for row in leased:
-                base = None if row.deferred else reusable.get(row.notifier_id)
-                if base is not None:
-                    adapter_cls, config, context = base
-                    plan = Plan(adapter_cls(config, replace(context, message_id=row.id)), _event(row.event))
-                else:  # the first row of its notifier, and the rare cases (deleted, muted, deferred, paced)
+                destination = None if row.deferred else destinations.get(row.notifier_id)
+                if destination is not None:
+                    plan = destination.plan(env, row.id, row.event)
+                else:
                     delivery = await session.get(Delivery, row.id)
                     assert delivery is not None
                     prepared = await prepare(session, env, delivery, await session.get(Notifier, row.notifier_id))
@@ -228,40 +273,14 @@ class Dispatcher:
                             self._wake_at(delivery.next_attempt_at)
                         continue
                     plan = prepared
-                    if not row.deferred and row.kind != "notifier.test" and row.notifier_id not in reusable:
-                        adapter = plan.adapter  # a test message ignores a mute: it tells nothing of the others
-                        paced = adapter.pacing_key(adapter.config) and adapter.min_interval > 0
-                        reusable[row.notifier_id] = None if paced else (type(adapter), adapter.config, adapter.context)
+                    if reusable(plan, row.kind):
+                        destinations.setdefault(row.notifier_id, plan.destination)
                 claimed.append(
                     Claimed(row.id, row.notifier_id, token, row.claimed_until, row.attempts, row.max_attempts, plan)
                 )
             await session.commit()
         # More may be due: a full batch, or a stream whose head was settled (its next message is now the head).
         return claimed, len(leased) == limit or settled > 0
-
-    async def _lease_unmuted(self, session: AsyncSession, limit: int, busy: list[str], token: str) -> list[Lease]:
-        """Lease deferred stream heads whose notifier's mute has ended (or was lifted early)."""
-        free_of_lease = (Delivery.claimed_until.is_(None)) | (Delivery.claimed_until < func.now())
-        muted = exists().where(Notifier.id == Delivery.notifier_id, Notifier.disabled_until > func.now())
-        stmt = (
-            select(Delivery)
-            .where(
-                Delivery.status == "deferred",
-                ~muted,
-                free_of_lease,
-                Delivery.notifier_id.not_in(busy),
-                streams.is_head(),
-            )
-            .order_by(Delivery.seq)
-            .limit(limit)
-            .with_for_update(skip_locked=True, of=Delivery)
-        )
-        lease_until = utcnow() + timedelta(seconds=self.env.settings.delivery_lease_seconds)
-        leased = []
-        for d in (await session.execute(stmt)).scalars():
-            d.claimed_until, d.claim_token = lease_until, token
-            leased.append(Lease(d.id, d.notifier_id, d.kind, None, d.attempts, d.max_attempts, lease_until, True))
-        return leased
 
     # -- sending --------------------------------------------------------------------------------------------
 
@@ -283,14 +302,20 @@ class Dispatcher:
                 self.sending[notifier_id] += 1
                 in_flight += 1
                 task = asyncio.create_task(self._send(claimed))
-                self.tasks.add(task)
-                task.add_done_callback(self.tasks.discard)
+                self._track(task)
             if not waiting:
                 del self.queued[notifier_id]
         if stale:
             task = asyncio.create_task(self._release(stale))
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            self._track(task)
+
+    def _track(self, task: asyncio.Task[None]) -> None:
+        self.tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        self._a_task_ended.set()
 
     async def _send(self, claimed: Claimed) -> None:
         try:
@@ -302,6 +327,8 @@ class Dispatcher:
             if self.sending[claimed.notifier_id] <= 0:
                 del self.sending[claimed.notifier_id]
             self._dispatch()  # the destination's next claimed message goes now
+        if self._waiting(claimed.notifier_id) < self.refill_below:
+            self._want_claim()  # refill the destination's queue while its sends go on
         recorded: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
         self._outcomes.append(Sent(claimed, result, started, duration_ms, recorded))
         if self._recorder is None or self._recorder.done():
@@ -310,11 +337,13 @@ class Dispatcher:
         self.attempted += 1
         if next_at is not None:
             self._wake_at(next_at)
-        # Claim again when the stream's next message is now due, or the destination's queue runs low; not
-        # after every send (a claim that finds nothing still costs a round trip).
-        if has_next or self._waiting(claimed.notifier_id) < self.per_destination:
-            self._claim_wanted = True
-            self.wake()
+        if has_next:
+            self._want_claim()  # the stream's next message is its head now
+
+    def _want_claim(self) -> None:
+        """Claim again soon (not after every send: a claim that finds nothing still costs a round trip)."""
+        self._claim_wanted = True
+        self.wake()
 
     async def _record_all(self) -> None:
         """Record outcomes in batches: every outcome that came in during a write goes in the next one."""
@@ -331,41 +360,32 @@ class Dispatcher:
                     outcome.recorded.set_result(due_again.get(outcome.claimed.delivery_id, (None, False)))
 
     async def _write(self, batch: list[Sent]) -> dict[str, Recorded]:
-        """One short transaction for the batch, each row only if its lease is still ours; returns when each is
-        due again."""
+        """One statement for the batch, each row only if its lease is still ours; returns when each is due
+        again and whether its stream has a next message."""
         env, now = self.env, utcnow()
         results = [outcome_of(env, s.claimed.attempts + 1, s.claimed.max_attempts, s.result, now) for s in batch]
         async with env.sessionmaker() as session:
             conn = await driver_connection(session)
-            kept = {
-                r["id"]: r["has_next"]
-                for r in await conn.fetch(
-                    RECORD,
-                    [s.claimed.delivery_id for s in batch],
-                    [s.claimed.token for s in batch],
-                    [o.status for o in results],
-                    [s.claimed.attempts + 1 for s in batch],
-                    [s.started for s in batch],
-                    [s.result.status for s in batch],
-                    [o.error for o in results],
-                    [o.next_attempt_at for o in results],
-                )
-            }
-            mine = [(s, o) for s, o in zip(batch, results, strict=True) if s.claimed.delivery_id in kept]
-            for s in (s for s in batch if s.claimed.delivery_id not in kept):
-                log.warning("delivery %s: its lease ran out during the send; not recorded", s.claimed.delivery_id)
-            await conn.execute(
-                ATTEMPTS,
-                [s.claimed.delivery_id for s, _ in mine],
-                [s.claimed.attempts + 1 for s, _ in mine],
-                [s.started for s, _ in mine],
-                [s.duration_ms for s, _ in mine],
-                [s.result.ok for s, _ in mine],
-                [s.result.retryable for s, _ in mine],
-                [s.result.status for s, _ in mine],
-                [None if s.result.ok else (s.result.detail or "failed")[:ERROR_LIMIT] for s, _ in mine],
+            rows = await conn.fetch(
+                RECORD,
+                [s.claimed.delivery_id for s in batch],
+                [s.claimed.token for s in batch],
+                [o.status for o in results],
+                [s.claimed.attempts + 1 for s in batch],
+                [s.started for s in batch],
+                [s.result.status for s in batch],
+                [o.error for o in results],
+                [o.next_attempt_at for o in results],
+                [s.duration_ms for s in batch],
+                [s.result.ok for s in batch],
+                [s.result.retryable for s in batch],
+                [None if s.result.ok else (s.result.detail or "failed")[:ERROR_LIMIT] for s in batch],
             )
             await session.commit()
+        kept = {r["id"]: r["has_next"] for r in rows}
+        mine = [(s, o) for s, o in zip(batch, results, strict=True) if s.claimed.delivery_id in kept]
+        for s in (s for s in batch if s.claimed.delivery_id not in kept):
+            log.warning("delivery %s: its lease ran out during the send; not recorded", s.claimed.delivery_id)
         for sent, done in mine:
             c = sent.claimed
             observe(env, c.delivery_id, c.notifier_id, c.plan.adapter.type, done, sent.duration_ms / 1000)
@@ -397,20 +417,31 @@ class Dispatcher:
             self._pumping = False
 
     def _wake_at(self, when: datetime) -> None:
+        """Claim again at `when` (a retry, a paced message, a mute's end). One timer, for the earliest time:
+        when it fires it is set for the next."""
         if not self.serving:
             return
         delay = (when - utcnow()).total_seconds()
         if delay > MAX_TIMER_SECONDS:
             return
         loop = asyncio.get_running_loop()
-        handle: asyncio.TimerHandle
+        at = loop.time() + max(delay, 0.0) + 0.005
+        heapq.heappush(self._due, at)
+        if self._timer is None or at < self._timer.when():
+            self._set_timer(loop)
 
-        def fire() -> None:
-            self._timers.discard(handle)
-            self.wake()
+    def _set_timer(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_at(self._due[0], self._on_timer) if self._due else None
 
-        handle = loop.call_later(max(delay, 0.0) + 0.005, fire)
-        self._timers.add(handle)
+    def _on_timer(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._due and self._due[0] <= loop.time():
+            heapq.heappop(self._due)
+        self._timer = None
+        self._set_timer(loop)
+        self.wake()
 
     async def run_due(self, limit: int) -> int:
         """Send what is due now and wait for it (no server): returns the number of attempts made."""
@@ -425,14 +456,17 @@ class Dispatcher:
                 if self._claim_wanted:
                     continue
                 return self.attempted - before
-            await asyncio.wait(set(self.tasks), return_when=asyncio.FIRST_COMPLETED)
+            # Until one of them ends (cheaper than asyncio.wait, which hooks into every task on every call).
+            self._a_task_ended.clear()
+            await self._a_task_ended.wait()
 
     async def stop(self, grace: float) -> None:
         """Shutdown: claim nothing more and let the sends in flight finish (then record them)."""
         self.serving = False
-        for handle in self._timers:
-            handle.cancel()
-        self._timers.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._due.clear()
         await self._release_queued()
         pending = {t for t in (*self.tasks, self._pump_task, self._recorder) if t is not None and not t.done()}
         if pending:
@@ -450,21 +484,11 @@ class Dispatcher:
         """Give back the leases of claimed rows not sent, so another process need not wait them out."""
         try:
             async with self.env.sessionmaker() as session:
-                for c in waiting:
-                    await session.execute(
-                        update(Delivery)
-                        .where(Delivery.id == c.delivery_id, Delivery.claim_token == c.token)
-                        .values(claimed_until=None, claim_token=None)
-                    )
+                conn = await driver_connection(session)
+                await conn.execute(RELEASE, [c.delivery_id for c in waiting], [c.token for c in waiting])
                 await session.commit()
         except Exception:
             log.exception("releasing %d claimed deliveries failed; their leases run out", len(waiting))
-
-
-def _event(stored: Any) -> Event:
-    if isinstance(stored, str | bytes):  # jsonb as text (asyncpg without a codec)
-        return msgspec.json.decode(stored, type=Event)
-    return msgspec.convert(stored, Event)
 
 
 def dispatcher_of(app_state: Any) -> Dispatcher:
@@ -477,7 +501,9 @@ def dispatcher_of(app_state: Any) -> Dispatcher:
 
 
 def serve(app_state: Any) -> None:
-    """The scheduler job: run the dispatcher in the background and claim what is due now."""
+    """A server's one way to start claims: the scheduler's poll, and the wake-ups of whatever queued messages
+    (the monitor loop, routing, an evaluation asked for). Runs the dispatcher in the background and claims
+    what is due now; a wake-up during a claim asks for one more."""
     dispatcher = dispatcher_of(app_state)
     dispatcher.serving = True
     dispatcher.wake()
@@ -508,9 +534,7 @@ async def _anything_due(env: DeliveryEnv) -> bool:
     async with env.sessionmaker() as session:
         stmt = (
             select(Delivery.id)
-            .where(
-                Delivery.status.in_(("pending", "retrying")), Delivery.next_attempt_at <= func.now(), streams.is_head()
-            )
+            .where(Delivery.status.in_(streams.DUE), Delivery.next_attempt_at <= func.now(), streams.is_head())
             .limit(1)
         )
         return (await session.execute(stmt)).scalar() is not None

@@ -7,6 +7,7 @@ from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import principal
+from app.deliveries.worker import serve
 from app.monitors import service
 from app.monitors.schemas import (
     EvaluateRequest,
@@ -17,7 +18,6 @@ from app.monitors.schemas import (
     MonitorSaved,
     MonitorUpdate,
 )
-from app.monitors.tick import delivery_wake
 from app.pagination import CursorCodec, Limit, ListEnvelope
 
 READ = {"scope": "monitors:read"}
@@ -71,7 +71,7 @@ class MonitorController(Controller):
             db, state.delivery_env, principal(request), monitor_id, dry_run=dry_run
         )
         if deliveries and state.settings.run_scheduler:
-            delivery_wake(state)()
+            serve(state)  # the process's delivery worker sends them now
         return out
 
     @get("/{monitor_id:str}/history", opt=READ)

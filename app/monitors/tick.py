@@ -10,9 +10,10 @@ deliveries, the process's delivery worker is woken at once instead of at its nex
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.db.dataset import Dataset
 from app.db.monitor import Monitor
 from app.deliveries.sending import DeliveryEnv
+from app.deliveries.worker import serve
 from app.monitors import runner
 from app.timefmt import utcnow
 
@@ -156,52 +158,13 @@ async def evaluate_due(
     return result
 
 
-class Wake:
-    """Runs a job now (in this process), at most one run at a time; a wake during a run asks for one more."""
-
-    def __init__(self, run: Callable[[], Awaitable[Any]]) -> None:
-        self._run = run
-        self._task: asyncio.Task[None] | None = None
-        self._again = False
-
-    def __call__(self) -> None:
-        if self._task is not None and not self._task.done():
-            self._again = True
-            return
-        self._task = asyncio.create_task(self._loop())
-
-    async def _loop(self) -> None:
-        while True:
-            self._again = False
-            try:
-                await self._run()
-            except Exception:
-                log.exception("woken delivery run failed; the worker's own poll retries")
-            if not self._again:
-                return
-
-    async def wait(self) -> None:
-        """Wait for a run in progress (tests, shutdown)."""
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
-
-
-def delivery_wake(app_state: Any) -> Wake:
-    """The process's wake-up for its delivery worker (made on first use)."""
-    wake = app_state.get("monitor_delivery_wake")
-    if wake is None:
-        from app.deliveries.worker import deliver_due
-
-        wake = Wake(lambda: deliver_due(app_state))
-        app_state["monitor_delivery_wake"] = wake
-    return wake
-
-
 async def run_tick(app_state: Any) -> TickResult:
     """The scheduler job."""
     env: DeliveryEnv = app_state.delivery_env
     started = time.monotonic()
-    result = await evaluate_due(env, lanes=env.settings.monitor_concurrency, on_deliveries=delivery_wake(app_state))
+    result = await evaluate_due(
+        env, lanes=env.settings.monitor_concurrency, on_deliveries=functools.partial(serve, app_state)
+    )
     if result.evaluated:
         log.debug(
             "evaluated %d monitors in %.3f s, %d deliveries queued",

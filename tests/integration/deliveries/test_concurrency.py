@@ -246,3 +246,69 @@ async def test_retry_is_refused_while_a_worker_holds_the_lease(client, auth, htt
     assert r.status_code == 409 and "being sent" in r.json()["error"]["message"], r.text
     assert httpserver.log == []  # not sent a second time beside the worker's send
     assert await deliver_due(worker) == 0  # nor by another worker
+
+
+@pytest.mark.parametrize("server_worker", [(2, 1)], indirect=True)
+async def test_stopping_gives_back_the_leases_of_rows_claimed_but_not_sent(client, auth, db, server_worker):
+    async with Hanging() as hanging:
+        stuck = await notifier(client, auth, hanging.url)
+        ids = await enqueue(db, server_worker.delivery_env, stuck, [f"mon_{i}" for i in range(6)])
+        serve(server_worker)
+        await until(lambda: asyncio.sleep(0, len(hanging.arrivals) == 1), 5)
+        await asyncio.sleep(0.2)  # the claim ran ahead: the other rows wait in the process's queue, leased
+        leased = [d for d in ids if (await lease_of(db, d))["claim_token"] is not None]
+        assert len(leased) > 1, leased
+        await stop_dispatcher(server_worker, grace=0.1)
+    still = [d for d in ids if (await lease_of(db, d))["claim_token"] is not None]
+    assert len(still) == 1 and len(hanging.arrivals) == 1  # only the one in flight keeps its lease (it runs out)
+
+
+async def test_retry_is_refused_while_a_claim_holds_the_row_locked(client, auth, httpserver, db, worker):
+    httpserver.expect_request("/hook", method="POST").respond_with_data("", status=204)
+    n = await notifier(client, auth, httpserver.url_for("/hook"))
+    (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+    async with db() as s:  # a claim's transaction, between its lock and its commit
+        await s.execute(text("SELECT id FROM deliveries WHERE id = :id FOR UPDATE"), {"id": dlv})
+        r = await client.post(f"/v1/deliveries/{dlv}/retry", headers=auth)
+        assert r.status_code == 409 and "being sent" in r.json()["error"]["message"], r.text
+        await s.rollback()
+    assert httpserver.log == []
+    r = await client.post(f"/v1/deliveries/{dlv}/retry", headers=auth)
+    assert r.status_code == 200 and r.json()["status"] == "succeeded", r.text
+
+
+@pytest.mark.parametrize("server_worker", [(32, 8)], indirect=True)
+async def test_retries_wait_on_one_timer_and_each_goes_at_its_time(client, auth, httpserver, db, server_worker):
+    waits = {}  # webhook-id -> the Retry-After its first attempt got
+
+    def receive(request):
+        msg_id = request.headers["webhook-id"]
+        if msg_id in waits:
+            return Response("", status=204)
+        waits[msg_id] = 1 + len(waits) % 3
+        return Response("slow down", status=429, headers={"Retry-After": str(waits[msg_id])})
+
+    httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
+    n = await notifier(client, auth, httpserver.url_for("/hook"))
+    ids = await enqueue(db, server_worker.delivery_env, n, [f"mon_{i}" for i in range(6)])
+    serve(server_worker)
+    await until(lambda: asyncio.sleep(0, len(waits) == 6), 5)
+    await asyncio.sleep(0.3)  # the outcomes recorded, their retries timed
+    loop = asyncio.get_running_loop()
+    # The dispatcher's timers in the event loop (CPython keeps them in `_scheduled`): one, not one per row.
+    timers = [
+        h
+        for h in loop._scheduled  # type: ignore[attr-defined]
+        if not h.cancelled() and getattr(h._callback, "__qualname__", "").startswith("Dispatcher.")
+    ]
+    assert len(timers) == 1, timers
+
+    async def retried() -> bool:
+        return len(await attempts(db)) == 12
+
+    await until(retried, 6, step=0.1)
+    log = await attempts(db)
+    for dlv in ids:  # no poll: each retry went on the timer, at its Retry-After
+        first, second = (a for a in log if a["delivery_id"] == dlv)
+        ended = first["started_at"] + timedelta(milliseconds=first["duration_ms"])
+        assert waits[dlv] - 0.05 <= (second["started_at"] - ended).total_seconds() <= waits[dlv] + 0.5
