@@ -71,17 +71,38 @@ async def lock_dataset(session: AsyncSession, name: str) -> int:
 
 
 class _ChunkWriter:
+    """COPYs each chunk while the next one is parsed: PostgreSQL would otherwise idle (in the request's
+    transaction, waiting for data) for as long as each chunk takes to parse. One COPY at a time per request."""
+
     def __init__(self, conn: asyncpg.Connection, caches: IngestCaches, dsn: str) -> None:
         self._conn = conn
         self._caches = caches
         self._dsn = dsn
+        self._copying: asyncio.Future[None] | None = None
         self.blocks = 0
         self.rows = 0
 
     async def write(self, payload: bytearray, days: set[int], rows: int) -> None:
         if not rows:
             return
+        await self.finish()
         await self._caches.partitions.ensure(self._dsn, days)
+        self._copying = asyncio.ensure_future(self._write(payload, set(days), rows))
+
+    async def finish(self) -> None:
+        """Wait for the chunk being COPYed (its error is raised here)."""
+        copying, self._copying = self._copying, None
+        if copying is not None:
+            await copying
+
+    async def settle(self) -> None:
+        """After a failure elsewhere: let the chunk being COPYed end (it is small and bounded), so that the
+        connection is free for the rollback; its own error, if any, is dropped (the request fails anyway)."""
+        copying, self._copying = self._copying, None
+        if copying is not None:
+            await asyncio.gather(copying, return_exceptions=True)
+
+    async def _write(self, payload: bytearray, days: set[int], rows: int) -> None:
         try:
             # A savepoint, so that a day dropped by retention elsewhere since we cached it can be retried.
             async with self._conn.transaction():
@@ -190,11 +211,16 @@ async def ingest(
         max_days=limits.max_days,
     )
     writer = _ChunkWriter(conn, caches, dsn)
-    if req.fmt is Format.NDJSON:
-        await _read_ndjson(body.chunks(), builder, writer, limits)
-    else:
-        await _read_array(body.chunks(), builder, writer, limits)
-    await writer.write(*builder.take_chunk())
+    try:
+        if req.fmt is Format.NDJSON:
+            await _read_ndjson(body.chunks(), builder, writer, limits)
+        else:
+            await _read_array(body.chunks(), builder, writer, limits)
+        await writer.write(*builder.take_chunk())
+        await writer.finish()
+    except BaseException:
+        await writer.settle()
+        raise
 
     new_shapes = caches.fields.new_shapes(dataset_id, builder.shapes)
     new_fields = caches.fields.unknown_fields(dataset_id, new_shapes) if new_shapes else {}
