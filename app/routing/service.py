@@ -13,12 +13,12 @@ from datetime import datetime
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import alert_clause, require_unlimited
+from app.access import admits_datasets, alert_clause, require_unlimited
 from app.auth import Principal
 from app.db.engine import driver_connection
 from app.errors import BeaconError, check_choice, not_found
 from app.pagination import CursorCodec, ListEnvelope, check_limit
-from app.routing import config, document, store, views
+from app.routing import config, document, silences, store, views
 from app.routing.env import RoutingEnv
 from app.routing.labels import MAX_ANNOTATION_CHARS, check_labels
 from app.routing.matchers import check_matchers
@@ -77,19 +77,24 @@ async def store_alerts(session: AsyncSession, env: RoutingEnv, alerts: Sequence[
 async def suppressor(
     session: AsyncSession, now: datetime, who: Principal, stored: config.Stored | None = None
 ) -> Suppressor:
-    """Why alerts are suppressed now, as `who` may be shown it: the inhibiting alerts it may not see are left out.
-    Under `stored` when given (a page that also shows its version), else under the document stored now."""
+    """Why alerts are suppressed now, as `who` may be shown it: the inhibiting alerts and the silences it may not
+    see are left out. Under `stored` when given (a page that also shows its version), else under the document
+    stored now."""
     conn = await driver_connection(session)
     found = await load(conn, (stored or await config.current(conn)).tree, now)
-    if who.datasets is not None and found.tree.inhibit_rules:
+    if who.datasets is None:
+        return found
+    hidden = {s.id for s in found.silences if not admits_datasets(who, s.matchers)}
+    if found.tree.inhibit_rules:
         visible, args = alert_clause(who, 2)
-        hidden = await conn.fetch(
+        rows = await conn.fetch(
             "SELECT fingerprint FROM alerts"
             f" WHERE (ends_at IS NULL OR ends_at > $1) AND NOT COALESCE({visible}, false)",
             now,
             *args,
         )
-        found.hidden = frozenset(r["fingerprint"] for r in hidden)
+        hidden.update(r["fingerprint"] for r in rows)
+    found.hidden = frozenset(hidden)
     return found
 
 
@@ -181,12 +186,13 @@ async def test_routing(
 
 
 async def status(session: AsyncSession, env: RoutingEnv, who: Principal) -> RoutingStatus:
-    """Counts of what `who` may see: a dataset-limited token counts its datasets' alerts and the groups that hold
-    one, and gets no process counters (they add up every dataset)."""
+    """Counts of what `who` may see: a dataset-limited token counts its datasets' alerts, the groups that hold
+    one and the silences it may see, and gets no process counters (they add up every dataset)."""
     conn = await driver_connection(session)
     now = env.now()
     stored = await config.current(conn)
     visible, args = alert_clause(who, 2)
+    hidden = f"NOT (id = ANY(${2 + len(args)}::text[]))"
     groups = "SELECT count(*) FROM alert_groups"
     if who.datasets is not None:
         groups = (
@@ -197,11 +203,12 @@ async def status(session: AsyncSession, env: RoutingEnv, who: Principal) -> Rout
         SELECT (SELECT count(*) FROM alerts WHERE (ends_at IS NULL OR ends_at > $1) AND {visible}) AS firing,
                (SELECT count(*) FROM alerts WHERE ends_at <= $1 AND {visible}) AS resolved,
                ({groups}) AS groups,
-               (SELECT count(*) FROM silences WHERE starts_at <= $1 AND ends_at > $1) AS active,
-               (SELECT count(*) FROM silences WHERE starts_at > $1) AS pending
+               (SELECT count(*) FROM silences WHERE starts_at <= $1 AND ends_at > $1 AND {hidden}) AS active,
+               (SELECT count(*) FROM silences WHERE starts_at > $1 AND {hidden}) AS pending
         """,
         now,
         *args,
+        await silences.hidden_ids(session, who),
     )
     assert row is not None
     return RoutingStatus(

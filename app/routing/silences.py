@@ -111,13 +111,17 @@ async def get_visible(session: AsyncSession, who: Principal, silence_id: str) ->
     return found
 
 
-async def _visible(session: AsyncSession, who: Principal, stmt: Select[Any]) -> Select[Any]:
-    """`stmt` without the silences a dataset-limited token may not see: those whose matchers on `dataset` admit
-    none of its datasets. Only silences with such a matcher are read to tell (a regex is decided by RE2)."""
+async def hidden_ids(session: AsyncSession, who: Principal) -> list[str]:
+    """The silences a dataset-limited token may not see: those whose matchers on `dataset` admit none of its
+    datasets. Only silences with such a matcher are read to tell (a regex is decided by RE2)."""
     if who.datasets is None:
-        return stmt
+        return []
     rows = await session.execute(select(Silence.id, Silence.matchers).where(_ON_DATASET))
-    hidden = [sid for sid, texts in rows if not admits_datasets(who, check_matchers(texts, "matchers"))]
+    return [sid for sid, texts in rows if not admits_datasets(who, check_matchers(texts, "matchers"))]
+
+
+async def _visible(session: AsyncSession, who: Principal, stmt: Select[Any]) -> Select[Any]:
+    hidden = await hidden_ids(session, who)
     return stmt.where(Silence.id.not_in(hidden)) if hidden else stmt
 
 

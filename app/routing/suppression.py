@@ -44,12 +44,12 @@ class Suppressor:
         self.silences = silences
         self.inhibitor = inhibitor
         self.now = now
-        # Firing alerts the viewer may not see (app/access.py): left out where a verdict is shown, never where it
-        # decides what is sent.
+        # Firing alerts (fingerprints) and silences (ids) the viewer may not see (app/access.py): left out where a
+        # verdict is shown, never where it decides what is sent.
         self.hidden: frozenset[str] = frozenset()
 
-    def shown(self, fingerprints: list[str]) -> list[str]:
-        return [fp for fp in fingerprints if fp not in self.hidden] if self.hidden else fingerprints
+    def shown(self, ids: list[str]) -> list[str]:
+        return [i for i in ids if i not in self.hidden] if self.hidden else ids
 
     def silenced_by(self, labels: Mapping[str, str]) -> list[str]:
         return [s.id for s in self.silences if all_match(s.matchers, labels)]

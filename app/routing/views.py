@@ -60,7 +60,7 @@ def render(row: Mapping[str, Any], suppressor: Suppressor) -> AlertOut:
         ends_at=iso_ms_or_none(row["ends_at"]),
         updated_at=iso_ms(row["updated_at"]),
         source=AlertSource(type=row["source"], monitor_id=row["monitor_id"]),
-        silenced_by=verdict.silenced_by,
+        silenced_by=suppressor.shown(verdict.silenced_by),
         inhibited_by=suppressor.shown(verdict.inhibited_by),
         muted_by=verdict.muted_by,
         generator_url=row["generator_url"],
@@ -167,16 +167,16 @@ def test_labels(suppressor: Suppressor, labels: Labels) -> RoutingTestOut:
         )
         for r in routes
     ]
-    # A test is a question about labels the viewer typed: it learns of no alert it may not see.
-    inhibited_by = suppressor.shown(verdict.inhibited_by)
+    # A test is a question about labels the viewer typed: it learns of no alert or silence it may not see.
+    silenced_by, inhibited_by = suppressor.shown(verdict.silenced_by), suppressor.shown(verdict.inhibited_by)
     return RoutingTestOut(
         fingerprint=fp,
         routes=matches,
         notifier_ids=notifiers_of(suppressor, labels),
-        silenced_by=verdict.silenced_by,
+        silenced_by=silenced_by,
         inhibited_by=inhibited_by,
         muted_by=verdict.muted_by,
-        silenced=bool(verdict.silenced_by),
+        silenced=bool(silenced_by),
         inhibited=bool(inhibited_by),
         muted=verdict.all_routes_muted,
     )

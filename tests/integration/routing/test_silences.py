@@ -173,6 +173,16 @@ async def test_a_dataset_limited_token_sees_only_silences_that_could_apply_to_it
     assert {s["id"] for s in am_listed} == visible
     assert len((await h.client.get("/v1/silences", headers=h.auth, params={"limit": 100})).json()["data"]) == 8
 
+    # Nor through the routing test (labels it typed itself) or the status counts.
+    tested = await h.client.post("/v1/routing/test", headers=limited, json={"labels": {"dataset": "payments"}})
+    assert tested.status_code == 200, tested.text
+    assert made["payments"] not in tested.json()["silenced_by"]
+    assert made["not_payments"] not in tested.json()["silenced_by"]  # it does not match these labels
+    admin_test = await h.client.post("/v1/routing/test", headers=h.auth, json={"labels": {"dataset": "payments"}})
+    assert made["payments"] in admin_test.json()["silenced_by"]
+    assert (await h.client.get("/v1/routing/status", headers=limited)).json()["silences_active"] == len(visible)
+    assert (await h.client.get("/v1/routing/status", headers=h.auth)).json()["silences_active"] == 8
+
     await client.post("/ui/login", data={"token": token}, follow_redirects=False)
     page = (await client.get("/ui/silences", params={"state": "active"})).text
     assert all(f"for {name}<" in page for name in ("web", "any", "regex_web", "not_payments"))
