@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, exists, or_, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
 from app.db.delivery import Delivery
 
@@ -41,13 +40,10 @@ def stream_of(notifier_id: str, monitor_id: str | None, alert_group_key: str | N
     return None  # a test message stands alone
 
 
-def is_head() -> ColumnElement[bool]:
-    """No earlier message of the row's stream is still open (the claim's condition)."""
-    earlier = aliased(Delivery)
-    return or_(
-        Delivery.stream.is_(None),
-        ~exists().where(and_(earlier.stream == Delivery.stream, earlier.seq < Delivery.seq, earlier.status.in_(OPEN))),
-    )
+# The claim's condition, for raw statements over `deliveries d`: no earlier message of the row's stream is still
+# open (a message of no stream stands alone).
+IS_HEAD = f"""(d.stream IS NULL OR NOT EXISTS (
+    SELECT 1 FROM deliveries e WHERE e.stream = d.stream AND e.seq < d.seq AND e.status IN {sql_list(OPEN)}))"""
 
 
 def _supersede(delivery: Delivery, reason: str, now: datetime) -> None:

@@ -32,8 +32,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
-
 from adapters.base import DeliveryResult
 from adapters.http import HttpSender
 from app.db.delivery import Delivery
@@ -100,9 +98,6 @@ class Lease(NamedTuple):
 
 
 _DUE, _OPEN = streams.sql_list(streams.DUE), streams.sql_list(streams.OPEN)
-# The row is the head of its stream: no earlier message of the stream is open.
-_HEAD = f"""NOT EXISTS (
-    SELECT 1 FROM deliveries e WHERE e.stream = d.stream AND e.seq < d.seq AND e.status IN {_OPEN})"""
 _LEASE = """
 UPDATE deliveries d SET claimed_until = now() + make_interval(secs => $3), claim_token = $4
 FROM picked WHERE d.id = picked.id
@@ -119,7 +114,7 @@ WITH candidates AS (
             WHERE d.status IN {_DUE} AND d.next_attempt_at <= now()
               AND (d.claimed_until IS NULL OR d.claimed_until < now())
               AND d.notifier_id <> ALL($1::text[])
-              AND (d.stream IS NULL OR {_HEAD})
+              AND {streams.IS_HEAD}
             ORDER BY d.next_attempt_at
             LIMIT $2 * 4
         ) d
@@ -143,7 +138,7 @@ WITH picked AS (
       AND (d.claimed_until IS NULL OR d.claimed_until < now())
       AND d.notifier_id <> ALL($1::text[])
       AND NOT EXISTS (SELECT 1 FROM notifiers n WHERE n.id = d.notifier_id AND n.disabled_until > now())
-      AND (d.stream IS NULL OR {_HEAD})
+      AND {streams.IS_HEAD}
     ORDER BY d.seq
     LIMIT $2
     FOR UPDATE OF d SKIP LOCKED
@@ -529,15 +524,14 @@ class _State:
     delivery_env: DeliveryEnv
 
 
+ANYTHING_DUE = f"""
+SELECT 1 FROM deliveries d WHERE d.status IN {_DUE} AND d.next_attempt_at <= now() AND {streams.IS_HEAD} LIMIT 1"""
+
+
 async def _anything_due(env: DeliveryEnv) -> bool:
     """Whether any process still has work due now (a stream head in flight elsewhere holds its successors)."""
     async with env.sessionmaker() as session:
-        stmt = (
-            select(Delivery.id)
-            .where(Delivery.status.in_(streams.DUE), Delivery.next_attempt_at <= func.now(), streams.is_head())
-            .limit(1)
-        )
-        return (await session.execute(stmt)).scalar() is not None
+        return await (await driver_connection(session)).fetchval(ANYTHING_DUE) is not None
 
 
 async def run_until_idle(settings: Settings, *, max_ticks: int = 100_000) -> int:
