@@ -23,7 +23,6 @@
 #define PG_EPOCH_OFFSET_US 946684800000000LL
 #define DAY_US 86400000000LL
 #define MINUTE_US 60000000LL
-#define MAX_US 7258118400000000LL /* 2200-01-01 */
 
 typedef struct {
     char *data;
@@ -67,9 +66,9 @@ typedef struct {
     PyObject_HEAD
     int32_t dataset_id;
     int64_t arrival_us;
+    int64_t max_us; /* the latest time accepted, exclusive (app/ingest/timestamps.py MAX_US); the earliest is 0 */
     char *field; /* the timestamp field, UTF-8 */
     Py_ssize_t field_len;
-    int field_dotted;
     Py_ssize_t limit, max_days;
     PyObject *days, *minutes, *shapes, *stamped_keys;
     Slot slots[CACHE_SLOTS];
@@ -504,7 +503,7 @@ static int rfc3339(const unsigned char *s, Py_ssize_t n, int64_t *us) {
 }
 
 /* app/ingest/timestamps.py's number_to_us for a JSON number literal: unit from magnitude; negative ones STOP. */
-static int number_time(const unsigned char *s, const unsigned char *end, int64_t *us) {
+static int number_time(const unsigned char *s, const unsigned char *end, int64_t max_us, int64_t *us) {
     const unsigned char *p = s;
     while (p < end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == 'e' || *p == 'E' || *p == '+'))
         p++;
@@ -538,7 +537,7 @@ static int number_time(const unsigned char *s, const unsigned char *end, int64_t
     else if (v < 1e14) r = nearbyint(v * 1e3);
     else if (v < 1e17) r = nearbyint(v);
     else r = nearbyint(v / 1e3);
-    if (!(r >= 0 && r < (double)MAX_US)) return STOP;
+    if (!(r >= 0 && r < (double)max_us)) return STOP;
     *us = (int64_t)r;
     return 0;
 }
@@ -551,11 +550,11 @@ static int read_time(Event *e, int64_t *us) {
         if (q >= e->end || *q != '"') return STOP;
         if (rfc3339(s, q - s, us) < 0) return STOP;
     } else if ((*v >= '0' && *v <= '9') || *v == '-') {
-        if (number_time(v, e->end, us) < 0) return STOP;
+        if (number_time(v, e->end, e->self->max_us, us) < 0) return STOP;
     } else {
         return STOP;
     }
-    return *us >= 0 && *us < MAX_US ? 0 : STOP;
+    return *us >= 0 && *us < e->self->max_us ? 0 : STOP;
 }
 
 /* ---- shapes ----------------------------------------------------------------------------------------------------- */
@@ -713,6 +712,7 @@ static int add_event(FastRows *self, const unsigned char *data, Py_ssize_t n, in
     (*run)++;
     if (buf_reserve(&self->out, 39 + len) < 0) return ERROR;
     char *row = self->out.data + self->out.len;
+    /* app/ingest/copyfmt.py's ROW: field count, then (length, value) per column. */
     put_be(row, 4, 2);
     put_be(row + 2, 4, 4);
     put_be(row + 6, (uint32_t)self->dataset_id, 4);
@@ -775,19 +775,20 @@ error:
 /* ---- the type --------------------------------------------------------------------------------------------------- */
 
 static int FastRows_init(FastRows *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"dataset_id", "arrival_us", "timestamp_field", "max_event_bytes", "max_days",
-                             "days",       "minutes",    "shapes",          "stamped_keys",    NULL};
+    static char *kwlist[] = {"dataset_id", "arrival_us", "max_us",  "timestamp_field", "max_event_bytes",
+                             "max_days",   "days",       "minutes", "shapes",          "stamped_keys",    NULL};
     int dataset_id;
-    long long arrival;
+    long long arrival, max_us;
     const char *field;
     Py_ssize_t field_len;
     PyObject *days, *minutes, *shapes, *stamped;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iLs#nnO!O!O!O!", kwlist, &dataset_id, &arrival, &field, &field_len,
-                                     &self->limit, &self->max_days, &PySet_Type, &days, &PyDict_Type, &minutes,
-                                     &PySet_Type, &shapes, &PySet_Type, &stamped))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iLLs#nnO!O!O!O!", kwlist, &dataset_id, &arrival, &max_us, &field,
+                                     &field_len, &self->limit, &self->max_days, &PySet_Type, &days, &PyDict_Type,
+                                     &minutes, &PySet_Type, &shapes, &PySet_Type, &stamped))
         return -1;
     self->dataset_id = dataset_id;
     self->arrival_us = arrival;
+    self->max_us = max_us;
     PyMem_Free(self->field);
     if (!(self->field = PyMem_Malloc(field_len + 1))) {
         PyErr_NoMemory();

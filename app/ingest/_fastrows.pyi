@@ -5,6 +5,7 @@ class FastRows:
         *,
         dataset_id: int,
         arrival_us: int,
+        max_us: int,
         timestamp_field: str,
         max_event_bytes: int,
         max_days: int,

@@ -19,7 +19,7 @@ from app.ingest.flatten import JSON_TYPES, TooDeep, flatten, has_nul
 from app.ingest.limits import size_text
 from app.ingest.partitions import day_date
 from app.ingest.plans import ShapePlan, plan_for
-from app.ingest.timestamps import DAY_US, MINUTE_US, BadTimestamp, TimeReader, default_reader
+from app.ingest.timestamps import DAY_US, MAX_US, MINUTE_US, BadTimestamp, TimeReader, default_reader
 
 try:
     from app.ingest._fastrows import FastRows as _FastRows
@@ -101,6 +101,7 @@ class RowBuilder:
             _FastRows(
                 dataset_id=dataset_id,
                 arrival_us=arrival_us,
+                max_us=MAX_US,
                 timestamp_field=timestamp_field,
                 max_event_bytes=max_event_bytes,
                 max_days=max_days,
