@@ -69,6 +69,9 @@ def _ago(node: ast.Call, ctx: Ctx) -> Typed:
     return Typed(ctx.params.add(value, "timestamptz"), T.DATETIME, const=value, not_null=True)
 
 
+MAX_BIN = timedelta(days=3_652_500)
+
+
 def _bin(node: ast.Call, ctx: Ctx) -> Typed:
     _arity(node, 2)
     x = compile_expr(node.args[0], ctx)
@@ -77,6 +80,14 @@ def _bin(node: ast.Call, ctx: Ctx) -> Typed:
         span = _timespan_const(span_node, ctx, "bin() of a datetime")
         if span <= timedelta(0):
             raise QueryError("bin() needs a positive timespan", span_node.pos)
+        if span > MAX_BIN:
+            # PostgreSQL's date_bin fails on it with a message that depends on its version (15: "interval out
+            # of range", 16: "stride must be greater than zero"); no time is that far from another anyway.
+            raise QueryError(
+                f"bin() of a datetime takes a timespan of at most {MAX_BIN.days:,}d (10,000 years, more than "
+                "every time there is)",
+                span_node.pos,
+            )
         placeholder = ctx.params.add(span, "interval")
         return Typed(f"date_bin({placeholder}, {x.sql}, {EPOCH})", T.DATETIME, agg=x.agg, not_null=x.not_null)
     n = number(x, node.args[0].pos, "bin()")
