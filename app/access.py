@@ -21,24 +21,30 @@ What belongs to a dataset:
   silence an alert of one of its datasets (those with no `dataset` matcher included: they may silence its
   alerts, and it must be able to tell why), and no silence aimed only at other datasets; it changes none.
 
-The routing document (routes, receivers' notifier names) and notifiers are shared configuration of no dataset:
-a limited token with their read scope reads them, and changes none of the routing document.
+Shared configuration — the routing document (routes, receivers' notifier names) and notifiers — belongs to no
+dataset and every dataset's alerts depend on it: a limited token with the read scope reads it (a notifier's name,
+type and target; never its config), and changes none of it, through any route or page. A route that changes it
+declares `opt=requires(scope, shared=WHAT)`, and the auth middleware refuses a limited token before any work
+(`refuse_limited`): creating, changing, muting, rotating the secret of, deleting or sending a test message to a
+notifier (another dataset's pager would otherwise be redirected to the token's owner, or paged at will).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, and_, exists, or_, select, true
 from sqlalchemy.orm import InstrumentedAttribute
 
-from app.auth import Principal
 from app.db.annotation import Annotation
 from app.db.delivery import Delivery
 from app.db.monitor import Monitor
 from app.errors import BeaconError
 from app.routing.matchers import Matcher
+
+if TYPE_CHECKING:  # app.auth's middleware applies `refuse_limited`: imported for annotations only
+    from app.auth import Principal
 
 
 def require_datasets(who: Principal, names: Iterable[str]) -> None:
@@ -72,10 +78,23 @@ def delivery_filter(who: Principal) -> ColumnElement[bool]:
 
 
 def require_unlimited(who: Principal, what: str) -> None:
-    """For what concerns every dataset (external alerts, silences, the routing document): 403 for a token limited
-    to datasets."""
-    if who.datasets is not None:
+    """For what concerns every dataset (external alerts, silences, the routing document, notifiers): 403 for a
+    token limited to datasets."""
+    refuse_limited(who.datasets, what)
+
+
+def refuse_limited(datasets: tuple[str, ...] | None, what: str) -> None:
+    if datasets is not None:
         raise BeaconError("insufficient_scope", f"A token limited to datasets cannot change {what}.")
+
+
+NOTIFIERS = "notifiers (shared configuration: other datasets' monitors send through them)"
+
+
+def requires(scope: str, *, shared: str | None = None) -> dict[str, str]:
+    """A route's `opt`: the scope it needs and, when it changes shared configuration (`shared` names it, e.g.
+    NOTIFIERS), that a token limited to datasets is refused; the auth middleware checks both before the work."""
+    return {"scope": scope} if shared is None else {"scope": scope, "shared": shared}
 
 
 def alert_clause(who: Principal, param: int) -> tuple[str, list[Any]]:

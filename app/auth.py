@@ -21,6 +21,7 @@ from litestar import Request
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.access import refuse_limited
 from app.db.reads import read_connection
 from app.errors import BeaconError, response_for
 from app.known_tokens import KnownTokens
@@ -267,3 +268,6 @@ class AuthMiddleware(ASGIMiddleware):
         needed = handler.opt.get("scope", "*") if handler is not None else "*"
         if needed is not None:
             who.require_scope(needed)
+        shared = handler.opt.get("shared") if handler is not None else None
+        if shared is not None:
+            refuse_limited(who.datasets, shared)

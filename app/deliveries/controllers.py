@@ -8,6 +8,7 @@ from litestar.di import Provide
 from litestar.params import Parameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.auth import principal
 from app.deliveries import service
 from app.deliveries.schemas import DeliveryOut, PreviewOut, PreviewRequest
@@ -83,7 +84,8 @@ class DeliveryController(Controller):
     async def retrieve(self, request: Request[Any, Any, Any], db: AsyncSession, delivery_id: str) -> DeliveryOut:
         return await service.get_delivery(db, principal(request), delivery_id)
 
-    @post("/{delivery_id:str}/retry", status_code=200, opt=WRITE)
+    # A delivery belongs to its monitor's dataset (app/access.py): a limited token retries its own.
+    @post("/{delivery_id:str}/retry", status_code=200, opt=requires("notifiers:write"))
     async def retry(
         self, request: Request[Any, Any, Any], db: AsyncSession, denv: DeliveryEnv, delivery_id: str
     ) -> DeliveryOut:

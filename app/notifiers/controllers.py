@@ -8,13 +8,15 @@ from litestar.di import Provide
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import NOTIFIERS, requires
 from app.notifiers import service
 from app.notifiers.schemas import NotifierCreate, NotifierOut, NotifierUpdate, NotifierWithSecret
 from app.notifiers.service import NotifierEnv
 from app.pagination import CursorCodec, Limit, ListEnvelope
 
-READ = {"scope": "notifiers:read"}
-WRITE = {"scope": "notifiers:write"}
+READ = requires("notifiers:read")
+# Notifiers are shared configuration: a token limited to datasets changes none (app/access.py).
+WRITE = requires("notifiers:write", shared=NOTIFIERS)
 
 
 def provide_env(state: State) -> NotifierEnv:

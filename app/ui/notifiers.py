@@ -8,6 +8,7 @@ from litestar import Request, Response, get, post
 from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import NOTIFIERS, require_unlimited
 from app.deliveries import service as deliveries
 from app.notifiers import service as notifiers
 from app.pagination import MAX_LIMIT, CursorCodec
@@ -52,7 +53,7 @@ async def notifier_list(
         shown=shown,
         names=names,
         test_result=test_result,
-        can_test=who.has_scope("notifiers:write"),
+        can_test=who.has_scope("notifiers:write") and who.datasets is None,
     )
 
 
@@ -61,6 +62,7 @@ async def notifier_test(request: Request[Any, Any, Any], db: AsyncSession, notif
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
     who.require_scope("notifiers:write")
+    require_unlimited(who, NOTIFIERS)
     sent = await deliveries.send_test(db, request.app.state.delivery_env, notifier_id)
     # Post/redirect/get: a reload shows the outcome again instead of sending a second test.
     return Redirect(f"/ui/notifiers?tested={sent.id}#{notifier_id}", status_code=303)
