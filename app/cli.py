@@ -15,7 +15,7 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -188,7 +188,7 @@ def serve(host: str, port: int, workers: int | None) -> None:
             workers=workers,
             timeout_worker_healthcheck=60,
             log_config=None,  # each worker configures logging as this process did (app.asgi.create_app_from_env)
-            access_log=False,
+            **uvicorn_options(settings),
         )
     else:
         from app.asgi import create_app
@@ -196,7 +196,18 @@ def serve(host: str, port: int, workers: int | None) -> None:
 
         app = create_app(settings)
         settle_heap()
-        uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
+        uvicorn.run(app, host=host, port=port, log_config=None, **uvicorn_options(settings))
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """What every `serve` gives uvicorn besides the app and the address: forwarded headers are believed only from
+    `BEACON_TRUSTED_PROXIES` (uvicorn's own default trusts 127.0.0.1, so any local client could pick the address
+    the console's sign-in throttle counts it as); access lines are Beacon's own (app/request_log.py)."""
+    return {
+        "proxy_headers": bool(settings.trusted_proxies),
+        "forwarded_allow_ips": settings.trusted_proxies,
+        "access_log": False,
+    }
 
 
 @main.group(name="tokens")

@@ -75,6 +75,11 @@ class Settings:
     secret_key: str | None = field(default=None, repr=False)
     rate_limits: RateLimits = field(default_factory=RateLimits)
     allow_private_destinations: bool = False
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or networks, comma-separated, as
+    # uvicorn's `forwarded_allow_ips`): none by default, so a client cannot choose the address it is counted as.
+    trusted_proxies: str = ""
+    # A bearer token GET /metrics requires, when set (tenants must not see each other's volume).
+    metrics_token: str | None = field(default=None, repr=False)
     run_scheduler: bool = True
     log_level: str = "info"
     log_format: str = "text"  # or "json": one JSON object per line (app/logs.py)
@@ -168,6 +173,8 @@ class Settings:
                 sign_in=get_int("RATE_LIMIT_SIGN_IN", defaults.sign_in),
             ),
             allow_private_destinations=get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
+            trusted_proxies=(get("TRUSTED_PROXIES") or "").strip(),
+            metrics_token=get("METRICS_TOKEN"),
             run_scheduler=get_bool("RUN_SCHEDULER", True),
             log_level=get("LOG_LEVEL") or "info",
             log_format=log_format,

@@ -27,7 +27,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
-import uvicorn
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -40,7 +39,7 @@ from app.settings import Settings, asyncpg_dsn, normalize_database_url
 from app.tokens.service import create_token
 from tests.offline_dns import use_offline_dns
 from tests.receivers import Sink
-from tests.servers import free_port
+from tests.servers import served_app
 
 T = TypeVar("T")
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -222,19 +221,8 @@ async def client(make_app: Callable[..., Litestar]) -> AsyncIterator[AsyncTestCl
 @pytest.fixture
 async def served(make_app: Callable[..., Litestar]) -> AsyncIterator[str]:
     """The app behind a real uvicorn server on this event loop (the test client buffers whole bodies)."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(make_app(), host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.05)
-    assert server.started
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 30)
+    async with served_app(make_app()) as url:
+        yield url
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
-"""Running Beacon as a user does in tests: the `beacon` command in a subprocess, and free loopback ports."""
+"""Running Beacon as a user does in tests: the `beacon` command in a subprocess, the app behind a real uvicorn in
+the test's own process, and free loopback ports."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -9,9 +11,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
+import uvicorn
 
 BEACON = str(Path(sys.executable).parent / "beacon")
 
@@ -26,6 +32,26 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@asynccontextmanager
+async def served_app(app: Any, options: dict[str, Any] | None = None) -> AsyncIterator[str]:
+    """`app` behind a real uvicorn server on this event loop (`options`: uvicorn's, e.g. app.cli.uvicorn_options);
+    yields its base URL. The test client buffers whole bodies and has no peer address: this has both."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **(options or {}))
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    for _ in range(200):
+        if server.started or task.done():
+            break
+        await asyncio.sleep(0.05)
+    assert server.started
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 30)
 
 
 class Server:

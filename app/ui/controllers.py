@@ -42,23 +42,24 @@ async def login(request: Request[Any, Any, Any], db: AsyncSession, data: Form) -
     next_page = safe_next(data.get("next"))
     state = request.app.state
     try:
-        await SignInThrottle(state.rate_limiter, state.settings.rate_limits).attempt(
+        crowded = await SignInThrottle(state.rate_limiter, state.settings.rate_limits).attempt(
             request.client.host if request.client else "unknown"
         )
-    except SignInThrottled as exc:
-        return page(
-            "login.html",
-            status_code=429,
-            headers={"Retry-After": str(exc.retry_after)},
-            error=exc.message,
-            next=next_page,
-        )
-    try:
         who = await sign_in(request, db, data.get("token", ""))
+    except SignInThrottled as exc:
+        return _throttled(exc, next_page)
     except BeaconError as exc:
+        if crowded is not None:  # a valid token passes whatever others did (app/ui/throttle.py)
+            return _throttled(crowded, next_page)
         return page("login.html", status_code=401, error=exc.message, next=next_page)
     # Back to the page that asked for signing in (only a page of this console), else the token's home page.
     return Redirect(next_page or home_of(who), status_code=303)
+
+
+def _throttled(exc: SignInThrottled, next_page: str | None) -> Response[Any]:
+    return page(
+        "login.html", status_code=429, headers={"Retry-After": str(exc.retry_after)}, error=exc.message, next=next_page
+    )
 
 
 @post("/logout", include_in_schema=False, status_code=303)

@@ -1,10 +1,15 @@
 """Sign-in throttle: console sign-in attempts per client address and in total, over a rolling minute.
 
 Every attempt is counted before its token is looked up, so that a burst sent at once is cut at the limit (counting
-only failures would let every request of the burst through before the first failure was counted). Once over,
-the form answers 429 with `Retry-After` without looking at the token, right or wrong. The budgets live in the
-rate limiter's storage (Redis when configured: shared by every process). A session already signed in is not
-affected.
+only failures would let every request of the burst through before the first failure was counted).
+- Over its address's budget, the form answers 429 with `Retry-After` without looking at the token: that address
+  is the client's own (forwarded headers are believed only from `BEACON_TRUSTED_PROXIES`), so only its own
+  failures lock it out.
+- Over the budget of all addresses together, an attempt is still checked: a valid token signs in, any other gets
+  429. That budget cannot tell the admin from an attacker, and must never lock a valid token out; a token has
+  240 random bits, so what it slows down is scripts, not a search that could succeed.
+The budgets live in the rate limiter's storage (Redis when configured: shared by every process). A session
+already signed in is not affected.
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ class SignInThrottle:
         self._per_address = RateLimitItemPerMinute(limits.sign_in_per_address, namespace="sign-in-address")
         self._total = RateLimitItemPerMinute(limits.sign_in, namespace="sign-in")
 
-    async def attempt(self, address: str) -> None:
-        """Count an attempt from `address`; SignInThrottled when it is over either budget."""
+    async def attempt(self, address: str) -> SignInThrottled | None:
+        """Count an attempt from `address`. Raises SignInThrottled when the address is over its budget; returns
+        one (the answer for an invalid token) when all addresses together are over theirs, else None."""
         mine = await self._limiter.hit_item(self._per_address, address)
         if not mine.allowed:
             raise SignInThrottled(
@@ -37,7 +43,8 @@ class SignInThrottle:
             )
         everyone = await self._limiter.hit_item(self._total, "all")
         if not everyone.allowed:
-            raise SignInThrottled(
+            return SignInThrottled(
                 f"Too many sign-in attempts on this server; try again in {everyone.retry_after} s.",
                 everyone.retry_after,
             )
+        return None

@@ -6,10 +6,14 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from app.settings import RateLimits
+import httpx
+
+from app.cli import uvicorn_options
+from app.settings import RateLimits, Settings
 from tests.integration.monitors.test_dataset_limits import MATCH
 from tests.integration.ui.conftest import csrf_of, sign_in
 from tests.integration.ui.test_monitor_pages import h  # noqa: F401  (the monitors harness, as a fixture)
+from tests.servers import served_app
 
 
 async def test_a_cookie_copied_before_sign_out_is_dead_after_it(client, admin_token):
@@ -53,6 +57,49 @@ async def test_failed_sign_ins_are_throttled_in_total(make_app):
             for _ in range(5)
         ]
         assert statuses == [401, 401, 401, 429, 429]
+
+
+async def test_failures_of_others_never_lock_out_a_valid_token(make_app, admin_token):
+    """A real server, clients on two real loopback addresses: one floods bad sign-ins, each with a new
+    X-Forwarded-For (believed only from BEACON_TRUSTED_PROXIES, unset here), past its own and the global budget;
+    the admin's valid sign-in from the other address still passes."""
+    app = make_app(rate_limits=RateLimits(sign_in_per_address=10, sign_in=15))
+    async with served_app(app, uvicorn_options(Settings())) as url:
+        async with _client_from("127.0.0.1", url) as attacker, _client_from("127.0.0.2", url) as other:
+            statuses = []
+            for i in range(30):
+                forwarded = {"x-forwarded-for": f"10.9.0.{i}"}
+                r = await attacker.post("/ui/login", data={"token": "bcn_wrong"}, headers=forwarded)
+                statuses.append(r.status_code)
+            # All counted as 127.0.0.1: forwarded headers from an untrusted peer are not believed.
+            assert statuses == [401] * 10 + [429] * 20, statuses
+            wrong = [(await other.post("/ui/login", data={"token": "bcn_wrong"})).status_code for _ in range(6)]
+            assert wrong == [401] * 5 + [429], wrong  # the budget of all addresses (15) is used up
+            r = await other.post("/ui/login", data={"token": "bcn_wrong"})
+            assert r.status_code == 429 and "on this server" in r.text
+            r = await other.post("/ui/login", data={"token": admin_token})
+            assert r.status_code == 303 and "set-cookie" in r.headers, r.text
+
+
+async def test_forwarded_addresses_are_believed_from_trusted_proxies_only(make_app):
+    app = make_app(rate_limits=RateLimits(sign_in_per_address=2, sign_in=1000))
+    async with served_app(app, uvicorn_options(Settings(trusted_proxies="127.0.0.1"))) as url:
+        async with _client_from("127.0.0.1", url) as proxy:
+            for client_address in ("10.0.0.1", "10.0.0.2"):  # two clients behind the proxy: a budget each
+                statuses = [
+                    (
+                        await proxy.post(
+                            "/ui/login", data={"token": "bcn_wrong"}, headers={"x-forwarded-for": client_address}
+                        )
+                    ).status_code
+                    for _ in range(3)
+                ]
+                assert statuses == [401, 401, 429], (client_address, statuses)
+
+
+def _client_from(address: str, url: str) -> httpx.AsyncClient:
+    """A client whose connections leave from `address` (any 127.x.y.z is loopback on Linux)."""
+    return httpx.AsyncClient(base_url=url, transport=httpx.AsyncHTTPTransport(local_address=address), timeout=30)
 
 
 async def test_pages_forbid_framing_and_foreign_scripts(client, admin_token):
