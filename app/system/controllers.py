@@ -3,6 +3,7 @@ error-code documentation page."""
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from litestar import MediaType, Request, Response, get
@@ -51,5 +52,17 @@ async def error_docs() -> Response[str]:
 
 @get("/metrics", include_in_schema=False, media_type=CONTENT_TYPE)
 async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """Prometheus' text format, no token (labels carry no tenant data: app/metrics.py)."""
+    """Prometheus' text format. Labels carry no tenant data (app/metrics.py), but the totals show every tenant's
+    volume: with BEACON_METRICS_TOKEN set, the scrape must send it as a bearer token."""
+    expected = request.app.state.settings.metrics_token
+    if expected is not None:
+        _check_metrics_token(request.headers.get("authorization"), expected)
     return Response(request.app.state.metrics.render(await pending_deliveries(request.app.state.engine)))
+
+
+def _check_metrics_token(header: str | None, expected: str) -> None:
+    scheme, _, sent = (header or "").strip().partition(" ")
+    if scheme.lower() != "bearer" or not sent.strip():
+        raise BeaconError("missing_token", "GET /metrics needs `Authorization: Bearer <BEACON_METRICS_TOKEN>`.")
+    if not hmac.compare_digest(sent.strip().encode(), expected.encode()):
+        raise BeaconError("invalid_token", "This is not the metrics token (BEACON_METRICS_TOKEN).")

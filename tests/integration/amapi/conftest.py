@@ -36,6 +36,9 @@ async def wait_for(condition: Callable[[], Awaitable[bool]], seconds: float, wha
         await asyncio.sleep(0.2)
 
 
+METRICS_TOKEN = "scrape-secret-0123"  # BEACON_METRICS_TOKEN: /metrics wants it as a bearer token
+
+
 @dataclass
 class Beacon:
     """One `beacon serve`, a token for it, and what the webhook receiver got (each request's `data`)."""
@@ -44,6 +47,7 @@ class Beacon:
     token: str
     http: httpx.AsyncClient
     received: list[dict[str, Any]] = field(default_factory=list)
+    metrics_token: str = METRICS_TOKEN
 
     async def notifier(self, name: str, hook_url: str) -> str:
         r = await self.http.post("/v1/notifiers", json={"name": name, "type": "webhook", "config": {"url": hook_url}})
@@ -66,6 +70,7 @@ async def beacon(database_url: str, tmp_path: Path, httpserver: Any, make_token:
         BEACON_ALLOW_PRIVATE_DESTINATIONS="true",
         BEACON_ROUTING_TICK_SECONDS="0.2",
         BEACON_DELIVERY_POLL_SECONDS="0.5",
+        BEACON_METRICS_TOKEN=METRICS_TOKEN,
     )
     server = Server(env, free_port())
     received: list[dict[str, Any]] = []

@@ -1,6 +1,7 @@
 """Prometheus 2.42 as the alert source: `alerting.alertmanagers` pointing at `beacon serve` (`api_version: v2`,
 a Beacon token as its `authorization`), a rule that fires every second; then the rule file changed and
-Prometheus reloaded, and the resolved notification follows."""
+Prometheus reloaded, and the resolved notification follows. The same Prometheus scrapes Beacon's /metrics with
+BEACON_METRICS_TOKEN as its scrape `authorization`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import asyncio
 import signal
 import subprocess
 from pathlib import Path
+
+import httpx
 
 from tests.integration.amapi.conftest import Beacon, binary, wait_for
 from tests.servers import free_port
@@ -36,17 +39,25 @@ alerting:
       credentials: {beacon.token}
     static_configs:
     - targets: ['{host}']
+scrape_configs:
+- job_name: beacon
+  scrape_interval: 1s
+  authorization:
+    type: Bearer
+    credentials: {beacon.metrics_token}
+  static_configs:
+  - targets: ['{host}']
 """
 
 
-def start_prometheus(directory: Path) -> subprocess.Popen[bytes]:
-    """Prometheus on a free port, its log in prometheus.log. `--rules.alert.resend-delay=1s`: its first
+def start_prometheus(directory: Path, port: int) -> subprocess.Popen[bytes]:
+    """Prometheus on `port`, its log in prometheus.log. `--rules.alert.resend-delay=1s`: its first
     notifications can go out before it has discovered its Alertmanagers and are dropped; it sends firing alerts
     again every resend-delay (default: a minute)."""
     with (directory / "prometheus.log").open("w") as log:
         return subprocess.Popen(
             [binary("prometheus"), f"--config.file={directory / 'prometheus.yml'}",
-             f"--storage.tsdb.path={directory / 'tsdb'}", f"--web.listen-address=127.0.0.1:{free_port()}",
+             f"--storage.tsdb.path={directory / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}",
              "--rules.alert.resend-delay=1s"],
             cwd=directory, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
@@ -59,7 +70,8 @@ async def test_prometheus_alert_is_routed_and_resolves_after_reload(beacon: Beac
     (tmp_path / "prometheus.yml").write_text(prometheus_config(beacon))
     rules = tmp_path / "rules.yml"
     rules.write_text(RULE.format(expr="vector(1) > 0"))
-    prometheus = start_prometheus(tmp_path)
+    port = free_port()
+    prometheus = start_prometheus(tmp_path, port)
 
     async def alert() -> dict | None:
         found = (await beacon.http.get("/v1/alerts", params={"filter": "alertname=AlwaysFiring"})).json()["data"]
@@ -90,6 +102,14 @@ async def test_prometheus_alert_is_routed_and_resolves_after_reload(beacon: Beac
         assert [a["status"] for a in resolved["alerts"]] == ["resolved"]
         assert (await alert() or {}).get("state") == "resolved"
         assert [d["reason"] for d in beacon.received] == ["first", "resolved"]  # once each
+
+        async def scraped() -> bool:
+            query = {"query": 'beacon_notifications_total{job="beacon"}'}
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as api:
+                found = (await api.get("/api/v1/query", params=query)).json()["data"]["result"]
+            return any(r["metric"].get("reason") == "resolved" for r in found)
+
+        await wait_for(scraped, 30, "Prometheus to scrape /metrics with the metrics token")
     finally:
         prometheus.terminate()
         await asyncio.to_thread(prometheus.wait, 20)

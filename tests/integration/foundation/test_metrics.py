@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.helpers import assert_error
+
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     return {
@@ -103,3 +105,16 @@ async def test_deliveries_and_monitor_evaluations_are_counted_and_failures_logge
     assert [(r.monitor_id, r.previous_state, r.state) for r in changes] == [(mon, "ok", "alerting")]
     failed = [r for r in caplog.records if r.name == "beacon.deliveries" and r.levelname == "WARNING"]
     assert len(failed) == 1 and failed[0].notifier_id == ids["down"] and "HTTP 503" in failed[0].getMessage()
+
+
+async def test_a_metrics_token_keeps_tenants_volume_private(make_app, admin_token):
+    """BEACON_METRICS_TOKEN set: /metrics answers only to it (not to an API token, not without one)."""
+    from litestar.testing import AsyncTestClient
+
+    async with AsyncTestClient(app=make_app(metrics_token="scrape-secret")) as client:
+        assert_error(await client.get("/metrics"), 401, "missing_token")
+        for wrong in (f"Bearer {admin_token}", "Bearer scrape-secreT", "scrape-secret", "Basic c2NyYXBlLXNlY3JldA=="):
+            r = await client.get("/metrics", headers={"Authorization": wrong})
+            assert r.status_code == 401 and "beacon_" not in r.text, (wrong, r.text)
+        r = await client.get("/metrics", headers={"Authorization": "Bearer scrape-secret"})
+        assert r.status_code == 200 and "beacon_http_requests_total" in r.text
