@@ -192,3 +192,37 @@ async def test_the_edges_of_the_datetime_range_are_accepted(client, auth):
         "2199-12-31T23:00:00.000Z",
         "1970-01-01T00:00:00.000Z",
     ]
+
+
+@pytest.mark.parametrize("depth", [300, 970, 5000])
+async def test_a_body_nested_too_deep_is_invalid_json_on_every_json_route(client, auth, depth):
+    """970 `[` raised RecursionError in the decoder, a 500, on every JSON route: now a 400 before any work."""
+    body = ("[" * depth + "]" * depth).encode()
+    nested_object = ('{"a":' * depth + "1" + "}" * depth).encode()
+    checked = 0
+    for method, path, op in await _operations(client):
+        if "application/json" not in op.get("requestBody", {}).get("content", {}) or path.startswith("/v1/ingest"):
+            continue  # ingest reads its own body: each event is checked (and fails) alone
+        url = re.sub(r"\{\w+\}", "x", path)
+        for raw in (body, nested_object):
+            r = await client.request(method, url, headers={**auth, "content-type": "application/json"}, content=raw)
+            if r.status_code == 404:  # a resource path with a made-up id: refused before its body matters
+                continue
+            err = assert_error(r, 400, "invalid_json")
+            assert "nested deeper than 256 levels" in err["message"], (method, path, err)
+            checked += 1
+    assert checked >= 20
+
+
+async def test_a_routing_tree_too_deep_is_a_400(client, auth):
+    version = (await client.get("/v1/routing", headers=auth)).json()["version"]
+    hook = await client.post(
+        "/v1/notifiers", headers=auth, json={"name": "n", "type": "webhook", "config": {"url": "https://x.example"}}
+    )
+    for levels, words in ((51, "nested deeper than 50 levels"), (485, "nested deeper than 256 levels")):
+        # Written out as text: Python's own JSON encoder recurses per level too.
+        route = '{"matchers": ["a=b"], "routes": [' * (levels - 1) + '{"matchers": ["a=b"]}' + "]}" * (levels - 1)
+        document = f'{{"route": {{"notifier_ids": ["{hook.json()["id"]}"], "routes": [{route}]}}}}'
+        headers = {**auth, "If-Match": version, "content-type": "application/json"}
+        r = await client.put("/v1/routing", headers=headers, content=document.encode())
+        assert r.status_code == 400 and words in r.json()["error"]["message"], (levels, r.text[:300])
