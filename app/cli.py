@@ -138,7 +138,12 @@ def _cpu_count() -> int:
     type=click.IntRange(min=1),
     help="Server processes on the port  [default: the number of CPUs]",
 )
-def serve(host: str, port: int, workers: int | None) -> None:
+@click.option(
+    "--dev",
+    is_flag=True,
+    help="Development mode: notifiers may send to loopback and private addresses (a receiver on this machine).",
+)
+def serve(host: str, port: int, workers: int | None, dev: bool) -> None:
     """Run the API, the monitor loop and the delivery worker.
 
     With several processes, each runs the API and every background job: they claim their work with FOR UPDATE
@@ -155,6 +160,8 @@ def serve(host: str, port: int, workers: int | None) -> None:
     os.environ.setdefault(
         "BEACON_BASE_URL", f"http://{'[' + shown_host + ']' if ':' in shown_host else shown_host}:{port}"
     )
+    if dev:
+        os.environ["BEACON_DEV"] = "true"  # read by Settings, here and in every worker process
     settings = _settings()
     configure_logging(settings.log_level, settings.log_format)
     upgrade(settings.database_url or "")
@@ -164,6 +171,8 @@ def serve(host: str, port: int, workers: int | None) -> None:
         click.echo(admin)
     if workers is None:
         workers = default_workers(_run_db(settings, _max_connections), _cpu_count())
+    if settings.dev_mode:
+        _say_dev_mode(host)
     # Worker processes rebuild their settings from the environment: hand them what was resolved here.
     os.environ["BEACON_DATABASE_URL"] = settings.database_url or ""
     os.environ["BEACON_SECRET_KEY"] = settings.secret_key or ""
@@ -197,6 +206,21 @@ def serve(host: str, port: int, workers: int | None) -> None:
         app = create_app(settings)
         settle_heap()
         uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
+
+
+def _say_dev_mode(host: str) -> None:
+    """Loudly, on stderr: a development server must never pass for a production one."""
+    exposed = host not in ("127.0.0.1", "localhost", "::1")
+    lines = [
+        "DEVELOPMENT MODE (beacon serve --dev, or BEACON_DEV=true)",
+        "Notifiers may send to loopback and private addresses: this machine and its network.",
+        "Production stays strict: serve without --dev there.",
+    ]
+    if exposed:
+        lines.append(f"Listening on {host}: anyone with a notifiers:write token can make Beacon call into your network.")
+    width = max(len(line) for line in lines)
+    bar = "!" * (width + 4)
+    click.secho("\n".join([bar, *(f"! {line.ljust(width)} !" for line in lines), bar]), err=True, fg="yellow", bold=True)
 
 
 @main.group(name="tokens")

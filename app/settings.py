@@ -75,6 +75,9 @@ class Settings:
     secret_key: str | None = field(default=None, repr=False)
     rate_limits: RateLimits = field(default_factory=RateLimits)
     allow_private_destinations: bool = False
+    # `beacon serve --dev` (BEACON_DEV): a newcomer's machine. Private destinations are allowed, and the server says
+    # so on start, on every console page and in /healthz; nothing else changes.
+    dev_mode: bool = False
     run_scheduler: bool = True
     log_level: str = "info"
     log_format: str = "text"  # or "json": one JSON object per line (app/logs.py)
@@ -150,6 +153,7 @@ class Settings:
         store = (get("RATE_LIMIT_STORE") or "memory").strip().lower()
         if store not in ("memory", "postgres"):
             raise ValueError(f"BEACON_RATE_LIMIT_STORE must be memory or postgres, got {store!r}")
+        dev_mode = get_bool("DEV", False)
         return cls(
             database_url=normalize_database_url(database_url) if database_url else None,
             data_dir=Path(get("DATA_DIR") or ".beacon"),
@@ -167,7 +171,8 @@ class Settings:
                 sign_in_per_address=get_int("RATE_LIMIT_SIGN_IN_PER_ADDRESS", defaults.sign_in_per_address),
                 sign_in=get_int("RATE_LIMIT_SIGN_IN", defaults.sign_in),
             ),
-            allow_private_destinations=get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
+            allow_private_destinations=dev_mode or get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
+            dev_mode=dev_mode,
             run_scheduler=get_bool("RUN_SCHEDULER", True),
             log_level=get("LOG_LEVEL") or "info",
             log_format=log_format,
