@@ -20,6 +20,7 @@ from app.cli_client import register as register_client_commands
 from app.cli_db import command_settings as _settings
 from app.cli_db import run_db as _run_db
 from app.cli_tokens import tokens_group
+from app.plugin_scaffold import plugin
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -186,6 +187,7 @@ def _say_dev_mode(host: str) -> None:
 
 
 main.add_command(tokens_group)  # through the API with a token, or straight in the local database
+main.add_command(plugin)  # `beacon plugin new NAME`: a notifier plugin package
 register_client_commands(main)  # annotate, ingest, query, export, monitors …: they talk HTTP to a running Beacon
 
 
