@@ -19,6 +19,7 @@ import click
 from app.cli_client import register as register_client_commands
 from app.cli_db import command_settings as _settings
 from app.cli_db import run_db as _run_db
+from app.cli_dev import dev
 from app.cli_tokens import tokens_group
 from app.plugin_scaffold import plugin
 
@@ -188,6 +189,7 @@ def _say_dev_mode(host: str) -> None:
 
 main.add_command(tokens_group)  # through the API with a token, or straight in the local database
 main.add_command(plugin)  # `beacon plugin new NAME`: a notifier plugin package
+main.add_command(dev)  # `beacon dev sample|secret|receiver`: trying Beacon on this machine
 register_client_commands(main)  # annotate, ingest, query, export, monitors …: they talk HTTP to a running Beacon
 
 
