@@ -1,5 +1,5 @@
 """The private-network guard: a destination that resolves to a loopback, private, link-local (or otherwise
-non-public) address is refused unless `BEACON_ALLOW_PRIVATE_DESTINATIONS=true`.
+non-public) address is refused unless `BEACON_ALLOW_PRIVATE_DESTINATIONS=true` (or `beacon serve --dev`).
 
 It runs when a notifier is created or changed and again before every send (DNS may have changed since, and a
 name can be made to point anywhere). At send time the connection goes to the address that was checked, so a
@@ -115,7 +115,7 @@ def _refusal(host: str, address: str, *, literal: bool) -> str:
     via = f" (it carries {', '.join(map(str, carried))})" if carried else ""
     return (
         f"{subject} loopback, private or link-local address{via}; such destinations are refused unless "
-        "BEACON_ALLOW_PRIVATE_DESTINATIONS=true"
+        "BEACON_ALLOW_PRIVATE_DESTINATIONS=true (or, on a development machine, `beacon serve --dev`)"
     )
 
 

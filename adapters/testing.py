@@ -2,9 +2,14 @@
 
     from adapters import testing as kit
 
-    kit.check_config(MyAdapter, valid={...}, invalid={"url": {...}})      # ConfigError names the key
-    kit.check_render(kit.adapter(MyAdapter, {...}))                         # every event kind, hostile text
-    await kit.check_retry_classification(MyAdapter, lambda base: {"url": base + "/hook"})
+    def test_my_adapter():                                                   # a plain pytest function
+        kit.check_config(MyAdapter, valid={...}, invalid={"url": {...}})      # ConfigError names the key
+        kit.check_render(kit.adapter(MyAdapter, {...}))                         # every event kind, hostile text
+        kit.check_retry_classification(MyAdapter, lambda base: {"url": base + "/hook"})
+
+Every check is called from plain `def` tests: the one that sends runs its own event loop there, so a plugin's
+tests need no pytest plugin and no `asyncio_mode`. Inside a running event loop (an `async def` test) it returns a
+coroutine to await instead. docs/plugins.md has a whole plugin package with its tests.
 
 The retry check runs the adapter against a real HTTP server on 127.0.0.1 that answers 2xx, 4xx, 408, 429 with
 `Retry-After`, 5xx, and against a closed port; that server echoes what it received in its error bodies (the
@@ -321,15 +326,34 @@ EXPECTED: list[tuple[Reply, bool, bool, float | None]] = [
 ]
 
 
-async def check_retry_classification(
+def check_retry_classification(
     adapter_cls: type[Adapter[Any]],
     config_for: Callable[[str], Mapping[str, Any]],
     *,
     settings_for: Callable[[str], Settings] | None = None,
     signing_secrets: tuple[str, ...] = (),
-) -> list[DeliveryResult]:
+) -> Any:
     """Send to a local server answering each status of EXPECTED, then to a closed port; check every
-    outcome's `ok`, `retryable`, `retry_after`, `status`, and that no secret appears in any `detail`."""
+    outcome's `ok`, `retryable`, `retry_after`, `status`, and that no secret appears in any `detail`.
+
+    Called from synchronous code (a plain test function) it runs to the end in an event loop of its own and
+    returns the results; called inside a running loop it returns the coroutine, to be awaited. (A coroutine
+    left un-awaited in a plain test would check nothing and pass: that is never what this returns there.)"""
+    work = _retry_classification(adapter_cls, config_for, settings_for=settings_for, signing_secrets=signing_secrets)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    return work
+
+
+async def _retry_classification(
+    adapter_cls: type[Adapter[Any]],
+    config_for: Callable[[str], Mapping[str, Any]],
+    *,
+    settings_for: Callable[[str], Settings] | None,
+    signing_secrets: tuple[str, ...],
+) -> list[DeliveryResult]:
     results: list[DeliveryResult] = []
     async with LocalServer() as server:
         for base, expect_status in ((server.base_url, True), (f"http://127.0.0.1:{closed_port()}", False)):

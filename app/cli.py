@@ -1,4 +1,4 @@
-"""The `beacon` command: serve, migrate, tokens; the client commands are in `app.cli_client`.
+"""The `beacon` command: serve and migrate; tokens in `app.cli_tokens`; the client commands in `app.cli_client`.
 
 Start-up time matters (`beacon --help`, a `beacon query` in a loop): this module and the command modules import
 only click at the top; each command imports what it uses when it runs (the server side pulls in Litestar,
@@ -10,58 +10,23 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import signal
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from app.cli_client import register as register_client_commands
-from app.cli_client.durations import DURATION
+from app.cli_db import command_settings as _settings
+from app.cli_db import run_db as _run_db
+from app.cli_dev import dev
+from app.cli_tokens import tokens_group
+from app.plugin_scaffold import plugin
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
     from app.settings import Settings
-    from app.tokens.service import TokenOut
-
-T = TypeVar("T")
-
-
-def _settings() -> Settings:
-    from app.db.embedded import with_database
-    from app.settings import Settings
-
-    # SIGTERM ends the process through SystemExit, so that the exit hooks run and the embedded PostgreSQL is let
-    # go (uvicorn handles SIGTERM while it serves, then raises it again once it has shut down).
-    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
-    try:
-        return with_database(Settings.from_env()).with_secret_key()
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-
-def _run_db(settings: Settings, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    import asyncio
-
-    from app.db.engine import make_engine, make_sessionmaker
-    from app.errors import BeaconError
-
-    async def main() -> T:
-        engine = make_engine(settings.database_url or "", pool_size=1)
-        try:
-            async with make_sessionmaker(engine)() as session:
-                return await work(session)
-        finally:
-            await engine.dispose()
-
-    try:
-        return asyncio.run(main())
-    except BeaconError as exc:
-        raise click.ClickException(exc.message) from exc
 
 
 async def _bootstrap_admin(session: AsyncSession) -> str | None:
@@ -138,7 +103,12 @@ def _cpu_count() -> int:
     type=click.IntRange(min=1),
     help="Server processes on the port  [default: the number of CPUs]",
 )
-def serve(host: str, port: int, workers: int | None) -> None:
+@click.option(
+    "--dev",
+    is_flag=True,
+    help="Development mode: notifiers may send to loopback and private addresses (a receiver on this machine).",
+)
+def serve(host: str, port: int, workers: int | None, dev: bool) -> None:
     """Run the API, the monitor loop and the delivery worker.
 
     With several processes, each runs the API and every background job: they claim their work with FOR UPDATE
@@ -155,6 +125,8 @@ def serve(host: str, port: int, workers: int | None) -> None:
     os.environ.setdefault(
         "BEACON_BASE_URL", f"http://{'[' + shown_host + ']' if ':' in shown_host else shown_host}:{port}"
     )
+    if dev:
+        os.environ["BEACON_DEV"] = "true"  # read by Settings, here and in every worker process
     settings = _settings()
     configure_logging(settings.log_level, settings.log_format)
     upgrade(settings.database_url or "")
@@ -164,6 +136,8 @@ def serve(host: str, port: int, workers: int | None) -> None:
         click.echo(admin)
     if workers is None:
         workers = default_workers(_run_db(settings, _max_connections), _cpu_count())
+    if settings.dev_mode:
+        _say_dev_mode(host)
     # Worker processes rebuild their settings from the environment: hand them what was resolved here.
     os.environ["BEACON_DATABASE_URL"] = settings.database_url or ""
     os.environ["BEACON_SECRET_KEY"] = settings.secret_key or ""
@@ -210,64 +184,25 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
     }
 
 
-@main.group(name="tokens")
-def tokens_group() -> None:
-    """Manage API tokens (talks to the database directly)."""
+def _say_dev_mode(host: str) -> None:
+    """Loudly, on stderr: a development server must never pass for a production one."""
+    exposed = host not in ("127.0.0.1", "localhost", "::1")
+    lines = [
+        "DEVELOPMENT MODE (beacon serve --dev, or BEACON_DEV=true)",
+        "Notifiers may send to loopback and private addresses: this machine and its network.",
+        "Production stays strict: serve without --dev there.",
+    ]
+    if exposed:
+        lines.append(f"Listening on {host}: any notifiers:write token can make Beacon call into your network.")
+    width = max(len(line) for line in lines)
+    bar = "!" * (width + 4)
+    banner = "\n".join([bar, *(f"! {line.ljust(width)} !" for line in lines), bar])
+    click.secho(banner, err=True, fg="yellow", bold=True)
 
 
-@tokens_group.command("create")
-@click.option("--name", required=True)
-@click.option("--scope", "scopes", multiple=True, help="Repeat for several; default `*` (all).")
-@click.option("--dataset", "datasets", multiple=True, help="Limit the token to these datasets (nothing of others).")
-@click.option("--expires-in", "expires_in", type=DURATION, default=None, help="e.g. 30d, 12h, 2w")
-def tokens_create(name: str, scopes: tuple[str, ...], datasets: tuple[str, ...], expires_in: timedelta | None) -> None:
-    """Create a token; its text is printed alone on the last line."""
-    from app.timefmt import utcnow
-    from app.tokens import service as tokens
-
-    expires_at = utcnow() + expires_in if expires_in else None
-    settings = _settings()
-    created = _run_db(
-        settings,
-        lambda s: tokens.create_token(
-            s, name=name, scopes=list(scopes) or ["*"], datasets=list(datasets) or None, expires_at=expires_at
-        ),
-    )
-    click.echo(f"id: {created.id}  scopes: {' '.join(created.scopes)}  expires: {created.expires_at or 'never'}")
-    click.echo(created.token)
-
-
-@tokens_group.command("list")
-def tokens_list() -> None:
-    """List tokens (never their text)."""
-    from app.tokens import service as tokens
-
-    settings = _settings()
-
-    async def all_tokens(session: AsyncSession) -> list[TokenOut]:
-        return [tokens.to_out(t) for t in await tokens.all_tokens(session)]
-
-    rows = _run_db(settings, all_tokens)
-    for t in rows:
-        state = "revoked" if t.revoked_at else "active"
-        scope_text = ",".join(t.scopes)
-        datasets = ",".join(t.datasets) if t.datasets else "*"
-        click.echo(
-            f"{t.id}\t{state}\t{t.name}\tscopes={scope_text}\tdatasets={datasets}\texpires={t.expires_at or '-'}"
-        )
-
-
-@tokens_group.command("revoke")
-@click.argument("token_id")
-def tokens_revoke(token_id: str) -> None:
-    """Revoke a token by id."""
-    from app.tokens import service as tokens
-
-    settings = _settings()
-    _run_db(settings, lambda s: tokens.revoke_token(s, token_id))
-    click.echo(f"revoked {token_id}")
-
-
+main.add_command(tokens_group)  # through the API with a token, or straight in the local database
+main.add_command(plugin)  # `beacon plugin new NAME`: a notifier plugin package
+main.add_command(dev)  # `beacon dev sample|secret|receiver`: trying Beacon on this machine
 register_client_commands(main)  # annotate, ingest, query, export, monitors …: they talk HTTP to a running Beacon
 
 

@@ -80,6 +80,9 @@ class Settings:
     trusted_proxies: str = ""
     # A bearer token GET /metrics requires, when set (tenants must not see each other's volume).
     metrics_token: str | None = field(default=None, repr=False)
+    # `beacon serve --dev` (BEACON_DEV): a newcomer's machine. Private destinations are allowed, and the server says
+    # so on start, on every console page and in /healthz; nothing else changes.
+    dev_mode: bool = False
     run_scheduler: bool = True
     log_level: str = "info"
     log_format: str = "text"  # or "json": one JSON object per line (app/logs.py)
@@ -155,6 +158,7 @@ class Settings:
         store = (get("RATE_LIMIT_STORE") or "memory").strip().lower()
         if store not in ("memory", "postgres"):
             raise ValueError(f"BEACON_RATE_LIMIT_STORE must be memory or postgres, got {store!r}")
+        dev_mode = get_bool("DEV", False)
         return cls(
             database_url=normalize_database_url(database_url) if database_url else None,
             data_dir=Path(get("DATA_DIR") or ".beacon"),
@@ -172,7 +176,8 @@ class Settings:
                 sign_in_per_address=get_int("RATE_LIMIT_SIGN_IN_PER_ADDRESS", defaults.sign_in_per_address),
                 sign_in=get_int("RATE_LIMIT_SIGN_IN", defaults.sign_in),
             ),
-            allow_private_destinations=get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
+            allow_private_destinations=dev_mode or get_bool("ALLOW_PRIVATE_DESTINATIONS", False),
+            dev_mode=dev_mode,
             trusted_proxies=(get("TRUSTED_PROXIES") or "").strip(),
             metrics_token=get("METRICS_TOKEN"),
             run_scheduler=get_bool("RUN_SCHEDULER", True),

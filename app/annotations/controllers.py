@@ -34,9 +34,10 @@ class AnnotationController(Controller):
             list[str] | None, Parameter(description="Dataset names, comma-separated or repeated: any of them.")
         ] = None,
         start_time: Annotated[
-            str | None, Parameter(description="RFC 3339; annotations overlapping [start, end].")
+            str | None,
+            Parameter(description="RFC 3339 or relative to now (`now-3h`); annotations overlapping [start, end]."),
         ] = None,
-        end_time: Annotated[str | None, Parameter(description="RFC 3339.")] = None,
+        end_time: Annotated[str | None, Parameter(description="RFC 3339 or relative to now (`now`).")] = None,
         type_: Annotated[str | None, QueryParameter(name="type", description="Only this type.")] = None,
         limit: Limit = None,
         cursor: str | None = None,
@@ -51,6 +52,7 @@ class AnnotationController(Controller):
             type_=type_,
             limit=limit,
             cursor=cursor,
+            range_as_given=(start_time, end_time),
         )
 
     @get("/{annotation_id:str}", opt=READ)

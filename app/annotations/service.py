@@ -155,7 +155,10 @@ async def list_annotations(
     type_: str | None,
     limit: int | None,
     cursor: str | None,
+    range_as_given: tuple[str | None, str | None] | None = None,
 ) -> ListEnvelope[AnnotationOut]:
+    """`range_as_given`: the query string's `start_time` and `end_time` as sent, which the cursor keeps: `now-3h` is
+    another instant on each page, and its next page must still be the same list's."""
     if start_time is not None and end_time is not None and end_time < start_time:
         raise BeaconError("invalid_parameter", "`end_time` must not be before `start_time`.", param="end_time")
     stmt = select(Annotation).where(annotation_filter(who))
@@ -170,9 +173,8 @@ async def list_annotations(
     if type_ is not None:
         stmt = stmt.where(Annotation.type == type_)
     # The cursor only fits this list with these filters.
-    scope = (
-        "annotations:" + msgspec.json.encode([sorted(names or []), _iso(start_time), _iso(end_time), type_]).decode()
-    )
+    bounds = range_as_given or (_iso(start_time), _iso(end_time))
+    scope = "annotations:" + msgspec.json.encode([sorted(names or []), *bounds, type_]).decode()
     return await paginate(
         session,
         stmt,

@@ -17,7 +17,24 @@ from app.cli_client.common import TABLE_OR_JSON, connection_options, format_opti
 from app.cli_client.durations import DURATION
 
 if TYPE_CHECKING:
-    from app.client import Alert, AlertGroup, Routing, RoutingTest, Silence
+    from app.client import Alert, AlertGroup, Client, Routing, RoutingTest, Silence
+
+
+def notifier_names(client: Client) -> dict[str, str]:
+    """Notifier id -> name, to print names where the API answers ids (names are unique); {} for a token that may
+    not read notifiers, which then sees the ids."""
+    from app.client import BeaconAPIError
+
+    try:
+        return {n.id: n.name for n in client.iterate(client.list_notifiers, limit=100)}
+    except BeaconAPIError as exc:
+        if exc.status == 403:
+            return {}
+        raise
+
+
+def _named(ids: Sequence[str], names: dict[str, str]) -> str:
+    return ", ".join(names.get(i, i) for i in ids)
 
 
 def _labels(labels: dict[str, str], leave_out: Sequence[str] = ()) -> str:
@@ -55,14 +72,14 @@ def _alert_rows(alerts: Sequence[Alert]) -> list[list[Any]]:
 ALERT_HEADER = ("STATE", "SINCE", "ALERT", "LABELS", "WHY", "FINGERPRINT")
 
 
-def _groups_text(groups: Sequence[AlertGroup]) -> str:
+def _groups_text(groups: Sequence[AlertGroup], names: dict[str, str]) -> str:
     from app.cli_client.tables import table
 
     if not groups:
         return "no alert groups\n"
     out = []
     for g in groups:
-        notifiers = ", ".join(g.notifier_ids) or "no notifiers"
+        notifiers = _named(g.notifier_ids, names) or "no notifiers"
         muted = f"  muted by {', '.join(g.muted_by)}" if g.muted_by else ""
         out.append(f"{g.route} {_labels(g.labels)} → {notifiers}{muted}\n")
         out.append("".join("  " + line + "\n" for line in table(ALERT_HEADER, _alert_rows(g.alerts)).splitlines()))
@@ -83,7 +100,10 @@ def alerts(filters: tuple[str, ...], state: str | None, groups: bool, fmt: str, 
     with reporting(url), make_client(url, token) as client:
         if groups:
             found_groups = client.alert_groups(filters=list(filters), state=state).data
-            click.echo(as_json(found_groups) if fmt == "json" else _groups_text(found_groups), nl=False)
+            if fmt == "json":
+                click.echo(as_json(found_groups), nl=False)
+            else:
+                click.echo(_groups_text(found_groups, notifier_names(client)), nl=False)
             return
         found = list(client.iterate(client.list_alerts, filters=list(filters), state=state, limit=100))
     shown = as_json(found) if fmt == "json" else table(ALERT_HEADER, _alert_rows(found), empty="no alerts")
@@ -208,9 +228,10 @@ def _group_by(names: list[str] | None) -> str:
     return ", ".join(names) if names else "nothing (one group)"
 
 
-def tree_text(doc: Routing) -> str:
-    """The tree as indented lines: each route's matchers, then what it sends where; a value the route does not
-    set itself (inherited from its parent) is marked with `*`."""
+def tree_text(doc: Routing, names: dict[str, str] | None = None) -> str:
+    """The tree as indented lines: each route's matchers, then what it sends where (notifiers by name, an id where
+    the name is not known); a value the route does not set itself (inherited from its parent) is marked with `*`."""
+    names = names or {}
     from app.cli_client.tables import as_json
 
     out = [f"routing version {doc.version}  (* inherited from the parent route)"]
@@ -226,7 +247,7 @@ def tree_text(doc: Routing) -> str:
         if node.get("continue"):
             head += "  continue"
         out.append(pad + head)
-        notifiers = ", ".join(eff["notifier_ids"] or []) or "no notifiers"
+        notifiers = _named(eff["notifier_ids"] or [], names) or "no notifiers"
         group_by = _group_by(eff["group_by"])
         timers = ", ".join(f"{label} {_seconds(eff[name])}{eff[name + '*']}" for name, label in TIMER_NAMES)
         out.append(f"{pad}  → {notifiers}{eff['notifier_ids*']}; group by {group_by}{eff['group_by*']}; {timers}")
@@ -258,20 +279,25 @@ def routing_show(fmt: str, url: str, token: str | None) -> None:
 
     with reporting(url), make_client(url, token) as client:
         doc = client.get_routing()
-    click.echo(as_json({"version": doc.version, **doc.document()}) if fmt == "json" else tree_text(doc), nl=False)
+        if fmt == "json":  # ids: what `PUT /v1/routing` takes back
+            click.echo(as_json({"version": doc.version, **doc.document()}), nl=False)
+            return
+        names = notifier_names(client)
+    click.echo(tree_text(doc, names), nl=False)
 
 
-def test_text(result: RoutingTest) -> str:
+def test_text(result: RoutingTest, names: dict[str, str] | None = None) -> str:
+    names = names or {}
     out = [f"fingerprint {result.fingerprint}"]
     for r in result.routes:
         muted = f"  muted now by {', '.join(r.muted_by)}" if r.muted_by else ""
-        notifiers = ", ".join(r.notifier_ids) or "no notifiers"
+        notifiers = _named(r.notifier_ids, names) or "no notifiers"
         out.append(f"{r.route} → {notifiers}{muted}")
         out.append(
             f"  group {r.group_key}  (wait {_seconds(r.group_wait_seconds)}, interval "
             f"{_seconds(r.group_interval_seconds)}, repeat {_seconds(r.repeat_interval_seconds)})"
         )
-    out.append("notifiers: " + (", ".join(result.notifier_ids) or "none"))
+    out.append("notifiers: " + (_named(result.notifier_ids, names) or "none"))
     out.append("silenced: " + (f"yes, by {', '.join(result.silenced_by)}" if result.silenced else "no"))
     out.append("inhibited: " + (f"yes, by {', '.join(result.inhibited_by)}" if result.inhibited else "no"))
     muted = "yes, every route it takes" if result.muted else "some routes" if result.muted_by else "no"
@@ -296,7 +322,8 @@ def routing_test(labels: tuple[str, ...], fmt: str, url: str, token: str | None)
         raise click.BadParameter(str(exc), param_hint="LABELS") from None
     with reporting(url), make_client(url, token) as client:
         result = client.test_routing(label_map)
-    click.echo(as_json(result) if fmt == "json" else test_text(result), nl=False)
+        names = notifier_names(client) if fmt == "text" else {}
+    click.echo(as_json(result) if fmt == "json" else test_text(result, names), nl=False)
 
 
 def register(group: click.Group) -> None:

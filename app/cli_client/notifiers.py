@@ -11,7 +11,7 @@ from app.cli_client.common import TABLE_OR_JSON, connection_options, make_client
 
 @click.group()
 def notifiers() -> None:
-    """Notifiers: list them, send a test message, preview the message."""
+    """Notifiers: create and list them, send a test message, preview the message."""
 
 
 @notifiers.command("list")
@@ -29,6 +29,57 @@ def list_notifiers(type_: str | None, fmt: str, url: str, token: str | None) -> 
         return
     rows = [[n.id, n.name, n.type, n.target, n.disabled_until] for n in found]
     click.echo(table(["id", "name", "type", "target", "disabled_until"], rows, empty="(no notifiers)"), nl=False)
+
+
+@notifiers.command("create")
+@click.option("--name", required=True, help="Unique among notifiers.")
+@click.option("--type", "type_", required=True, help="chat_a, webhook, email, … (or a plugin's type).")
+@click.option("--config", "pairs", multiple=True, help="KEY=VALUE of its config (a string); repeat for several.")
+@click.option("--config-json", help="The whole config as a JSON object (for lists and numbers); --config adds to it.")
+@click.option("--disabled-until", help="RFC 3339 or relative (now+1h): muted until then.")
+@TABLE_OR_JSON
+@connection_options
+def create_notifier(
+    name: str,
+    type_: str,
+    pairs: tuple[str, ...],
+    config_json: str | None,
+    disabled_until: str | None,
+    fmt: str,
+    url: str,
+    token: str | None,
+) -> None:
+    """Create a notifier; prints its id. A signing secret Beacon generates (webhook) is printed on stderr, this once.
+
+    e.g. --type webhook --config url=https://hooks.example.com/beacon, or --type email --config-json
+    '{"addresses": ["ops@example.com"]}'."""
+    import msgspec
+
+    from app.cli_client.tables import as_json
+    from app.cli_client.times import absolute
+
+    config: dict[str, object] = {}
+    if config_json is not None:
+        try:
+            config = msgspec.json.decode(config_json)
+        except msgspec.DecodeError as exc:
+            raise click.BadParameter(f"not JSON: {exc}", param_hint="--config-json") from None
+        if not isinstance(config, dict):
+            raise click.BadParameter("must be a JSON object", param_hint="--config-json")
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--config")
+        config[key] = value
+    until = absolute(disabled_until, "--disabled-until")
+    with reporting(url), make_client(url, token) as client:
+        created = client.create_notifier(name, type_, config, disabled_until=until)
+    if fmt == "json":  # the whole answer, the one-time secret included
+        click.echo(as_json(created), nl=False)
+        return
+    click.echo(created.id)
+    if created.signing_secret and created.signing_secret != config.get("signing_secret"):
+        click.echo(f"signing secret (shown this once; keep it): {created.signing_secret}", err=True)
 
 
 @notifiers.command("test")

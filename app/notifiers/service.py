@@ -144,8 +144,30 @@ async def create_notifier(session: AsyncSession, env: NotifierEnv, data: Notifie
         updated_at=now,
     )
     session.add(notifier)
-    await session.commit()
+    await _commit_named(session, data.name)
     return NotifierWithSecret(**_fields(notifier), signing_secret=shown_secret)
+
+
+# The unique index on notifiers.name (migration 0024).
+NAME_INDEX = "notifiers_name"
+
+
+async def _commit_named(session: AsyncSession, name: str) -> None:
+    """Commit a notifier's name: one in use is a 409 naming the notifier that has it (names are unique, as
+    Alertmanager's receiver names are: a name is how people and `/api/v2` pick a notifier)."""
+    try:
+        await session.commit()
+    except IntegrityError as exc:
+        await session.rollback()
+        if NAME_INDEX not in str(exc.orig):
+            raise
+        holder = (await session.execute(select(Notifier.id).where(Notifier.name == name))).scalar_one_or_none()
+        raise BeaconError(
+            "conflict",
+            f"A notifier named {name!r} exists already ({holder or 'just made'}); notifier names are unique: "
+            "choose another name, or change that notifier.",
+            param="name",
+        ) from None
 
 
 async def get_notifier(session: AsyncSession, notifier_id: str, *, for_update: bool = False) -> Notifier:
@@ -211,8 +233,9 @@ async def update_notifier(
     if data.disabled_until is not UNSET:
         notifier.disabled_until = to_ms(data.disabled_until) if data.disabled_until else None
     notifier.updated_at = utcnow()
-    await session.commit()
-    return to_out(notifier)
+    out = to_out(notifier)  # read before the commit, whose failure expires the object
+    await _commit_named(session, notifier.name)
+    return out
 
 
 async def rotate_secret(session: AsyncSession, env: NotifierEnv, notifier_id: str) -> NotifierWithSecret:

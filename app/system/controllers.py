@@ -31,7 +31,10 @@ async def api_reference() -> Redirect:
 
 
 @get("/healthz", include_in_schema=False)
-async def healthz() -> dict[str, str]:
+async def healthz(request: Request[Any, Any, Any]) -> dict[str, str]:
+    # A server started with `--dev` says so to whatever probes it, so one that reached production is noticed.
+    if request.app.state.settings.dev_mode:
+        return {"status": "ok", "mode": "development"}
     return {"status": "ok"}
 
 

@@ -32,8 +32,10 @@ STATIC_DIR = Path(__file__).parent / "static"
 
 
 @get("/login", include_in_schema=False)
-async def login_form(next_: Annotated[str | None, QueryParameter(name="next")] = None) -> Response[str]:
-    return page("login.html", error=None, next=safe_next(next_))
+async def login_form(
+    request: Request[Any, Any, Any], next_: Annotated[str | None, QueryParameter(name="next")] = None
+) -> Response[str]:
+    return page("login.html", request=request, error=None, next=safe_next(next_))
 
 
 @post("/login", include_in_schema=False, status_code=303)
@@ -47,18 +49,23 @@ async def login(request: Request[Any, Any, Any], db: AsyncSession, data: Form) -
         )
         who = await sign_in(request, db, data.get("token", ""))
     except SignInThrottled as exc:
-        return _throttled(exc, next_page)
+        return _throttled(exc, next_page, request)
     except BeaconError as exc:
         if crowded is not None:  # a valid token passes whatever others did (app/ui/throttle.py)
-            return _throttled(crowded, next_page)
-        return page("login.html", status_code=401, error=exc.message, next=next_page)
+            return _throttled(crowded, next_page, request)
+        return page("login.html", status_code=401, request=request, error=exc.message, next=next_page)
     # Back to the page that asked for signing in (only a page of this console), else the token's home page.
     return Redirect(next_page or home_of(who), status_code=303)
 
 
-def _throttled(exc: SignInThrottled, next_page: str | None) -> Response[Any]:
+def _throttled(exc: SignInThrottled, next_page: str | None, request: Request[Any, Any, Any]) -> Response[Any]:
     return page(
-        "login.html", status_code=429, headers={"Retry-After": str(exc.retry_after)}, error=exc.message, next=next_page
+        "login.html",
+        status_code=429,
+        headers={"Retry-After": str(exc.retry_after)},
+        request=request,
+        error=exc.message,
+        next=next_page,
     )
 
 

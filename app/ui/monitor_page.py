@@ -79,7 +79,8 @@ async def monitor_page(
     ]
     chart = time_chart(
         [series],
-        start=rng.start,
+        # A range holding more windows than a chart draws is drawn from its first window drawn, not as a sliver.
+        start=max(rng.start, values.start) if values else rng.start,
         end=rng.end,
         step_seconds=step,
         annotations=changes,

@@ -3,18 +3,20 @@ timeline), and one monitor's own page, where its notifications link."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated, Any
 
 from litestar import Request, Response, get
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.monitors import service as monitors
 from app.pagination import CursorCodec
 from app.timefmt import utcnow
 from app.ui import service
 from app.ui.charts import type_colour
 from app.ui.monitor_page import monitor_page
-from app.ui.ranges import PRESETS, resolve_range
+from app.ui.ranges import PRESETS, range_for_window, resolve_range
 from app.ui.render import signed_page
 from app.ui.session import signed_in
 
@@ -60,7 +62,11 @@ async def monitor_detail(
     who = await signed_in(request)
     who.require_scope("monitors:read")
     now = utcnow()
-    rng = resolve_range(range_, start or None, end or None, now)
+    # Without a range, one that fits the monitor: its chart's points are its windows (a match monitor's runs).
+    row = await monitors.get_monitor(db, who, monitor_id)  # 404 for another dataset's, as for an unknown id
+    window = row.range_seconds if row.type == "threshold" else row.interval_seconds
+    default = range_for_window(timedelta(seconds=window))
+    rng = resolve_range(range_, start or None, end or None, now, default=default)
     state = request.app.state
     data = await monitor_page(db, codec, state.query_pool, state.routing_env, who, monitor_id, rng, now)
     m = data.monitor

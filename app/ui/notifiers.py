@@ -13,7 +13,7 @@ from app.deliveries import service as deliveries
 from app.notifiers import service as notifiers
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.ui.forms import Form
-from app.ui.names import notifier_names
+from app.ui.names import monitor_names, notifier_names
 from app.ui.render import signed_page
 from app.ui.session import check_csrf, signed_in
 
@@ -43,6 +43,7 @@ async def notifier_list(
     shown = {n.id for n in found.data}
     # A test sent from a card on another page of the list is named too.
     names = await notifier_names(db, who, shown | ({test_result.notifier_id} if test_result else set()))
+    monitors = await monitor_names(db, who, (d.monitor_id for ds in recent.values() for d in ds if d.monitor_id))
     return signed_page(
         request,
         "notifiers.html",
@@ -52,6 +53,7 @@ async def notifier_list(
         recent=recent,
         shown=shown,
         names=names,
+        monitor_names=monitors,
         test_result=test_result,
         can_test=who.has_scope("notifiers:write") and who.datasets is None,
     )

@@ -1,4 +1,5 @@
-"""The time range of a chart and its bucket size: a preset (last 24 hours) or explicit start and end.
+"""The time range of a chart and its bucket size: the last so long (`?range=24h`, any duration from a minute to 90
+days: `90m`, `3d`, `1h30m`) or explicit start and end.
 
 Ranges are widened to whole buckets, aligned as the query language's `bin()` aligns them (on multiples of the
 step since the Unix epoch), so every bar covers a full bucket and the first one is not cut short.
@@ -9,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from app.errors import BeaconError, check_choice
+from app.durations import parse_duration
+from app.errors import BeaconError
 from app.timeparams import parse_time_param
 
+# The ranges the pages offer in their menus; `?range=` takes any duration within the bounds below.
 PRESETS: dict[str, timedelta] = {
     "15m": timedelta(minutes=15),
     "1h": timedelta(hours=1),
@@ -21,6 +24,8 @@ PRESETS: dict[str, timedelta] = {
     "30d": timedelta(days=30),
 }
 DEFAULT_PRESET = "24h"
+MIN_RANGE = timedelta(minutes=1)
+MAX_RANGE = timedelta(days=90)
 MAX_BUCKETS = 300
 # Bucket sizes a chart may use, as the query language writes them.
 STEPS: tuple[tuple[str, timedelta], ...] = tuple(
@@ -55,7 +60,7 @@ class TimeRange:
     end: datetime
     step: timedelta
     step_text: str  # the step as the query language writes it: `5m`
-    preset: str | None  # "24h", or None for an explicit range
+    preset: str | None  # the `range` shown ("24h", "90m"), or None for an explicit start and end
 
     @property
     def buckets(self) -> int:
@@ -93,22 +98,50 @@ def ceil_to(t: datetime, step: timedelta) -> datetime:
     return floored if floored == t else floored + step
 
 
-def resolve_range(preset: str | None, start: str | None, end: str | None, now: datetime) -> TimeRange:
-    """The range a page shows: explicit `start` (and `end`, default now) win over a preset."""
+def range_length(text: str) -> timedelta:
+    """A `range` parameter: a duration from MIN_RANGE to MAX_RANGE (`15m`, `90m`, `36h`, `3d`, `2w`)."""
+    problem = f"`range` must be a duration from 1m to 90d, such as 90m, 6h or 3d; got {text!r}."
+    try:
+        length = PRESETS.get(text) or parse_duration(text, examples="90m, 6h or 3d")
+    except ValueError:
+        raise BeaconError("invalid_parameter", problem, param="range") from None
+    if not MIN_RANGE <= length <= MAX_RANGE:
+        raise BeaconError("invalid_parameter", problem, param="range")
+    return length
+
+
+# What a monitor's page shows by default: the shortest of these that holds WINDOWS_SHOWN of its windows, so a
+# 10-second monitor is not a sliver of a day and a daily one is not a single point of it.
+MONITOR_RANGES = ("15m", "30m", "1h", "3h", "6h", "12h", "24h", "3d", "7d", "30d", "90d")
+WINDOWS_SHOWN = 90
+
+
+def range_for_window(window: timedelta) -> str:
+    """The default `range` of a chart whose points are `window` apart (a monitor's window or interval)."""
+    for text in MONITOR_RANGES:
+        if range_length(text) >= window * WINDOWS_SHOWN:
+            return text
+    return MONITOR_RANGES[-1]
+
+
+def resolve_range(
+    preset: str | None, start: str | None, end: str | None, now: datetime, *, default: str = DEFAULT_PRESET
+) -> TimeRange:
+    """The range a page shows: explicit `start` (and `end`, default now) win over `range` (`default` without)."""
     if start:
-        lower = parse_time_param(start, "start")
-        upper = parse_time_param(end, "end") if end else now
+        lower = parse_time_param(start, "start", now)
+        upper = parse_time_param(end, "end", now) if end else now
         assert lower is not None and upper is not None
         if lower >= upper:
             raise BeaconError("invalid_parameter", "`start` must be before `end`.", param="start")
         chosen: str | None = None
     else:
-        chosen = preset or DEFAULT_PRESET
-        check_choice(chosen, PRESETS, "range")
+        chosen = (preset or default).strip().lower()
+        length = range_length(chosen)
         upper = now
-        lower = now - PRESETS[chosen]
+        lower = now - length
     text, step = choose_step(upper - lower)
-    # Presets keep their length: the range ends at the end of the current bucket.
+    # A `range` keeps its length: the range ends at the end of the current bucket and starts on a bucket's edge.
     aligned_end = ceil_to(upper, step)
-    aligned_start = aligned_end - PRESETS[chosen] if chosen else floor_to(lower, step)
+    aligned_start = floor_to(aligned_end - (upper - lower), step) if chosen else floor_to(lower, step)
     return TimeRange(aligned_start.astimezone(UTC), aligned_end.astimezone(UTC), step, text, chosen)

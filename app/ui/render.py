@@ -26,9 +26,18 @@ SECURITY_HEADERS = {
 }
 
 
-def page(name: str, status_code: int = 200, headers: dict[str, str] | None = None, **context: Any) -> Response[str]:
+def page(
+    name: str,
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+    *,
+    request: Request[Any, Any, Any] | None = None,
+    **context: Any,
+) -> Response[str]:
+    """A console page; given the request, the layout says when the server runs in development mode."""
+    dev_mode = request is not None and request.app.state.settings.dev_mode
     return Response(
-        render_template(f"ui/{name}", **context),
+        render_template(f"ui/{name}", dev_mode=dev_mode, **context),
         media_type=MediaType.HTML,
         status_code=status_code,
         # Pages show what a token may read: never kept by shared caches or the back-forward cache of another user.
@@ -48,7 +57,9 @@ def signed_page(
     """A page for a signed-in user: the layout shows the navigation (the pages its token can open) and the
     sign-out form."""
     items = nav_for(page_principal(request))
-    return page(name, status_code, headers, nav=nav, nav_items=items, csrf=csrf_token(request), **context)
+    return page(
+        name, status_code, headers, request=request, nav=nav, nav_items=items, csrf=csrf_token(request), **context
+    )
 
 
 _TITLES = {401: "Signed out", 403: "Not allowed", 404: "Not found", 409: "Conflict"}
@@ -60,7 +71,7 @@ def error_page(request: Request[Any, Any, Any], exc: BeaconError) -> Response[st
     context: dict[str, Any] = {"title": title, "message": exc.message, "code": exc.code}
     if has_session(request):
         return signed_page(request, "error.html", nav="", status_code=exc.status, **context)
-    return page("error.html", status_code=exc.status, **context)
+    return page("error.html", status_code=exc.status, request=request, **context)
 
 
 def validation_error_page(request: Request[Any, Any, Any], exc: ValidationException) -> Response[str]:

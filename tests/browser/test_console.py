@@ -119,7 +119,9 @@ def test_the_query_box_shows_the_querys_warnings(page: Any, live_server: LiveSer
     page.wait_for_selector("table.result")
     warning = page.locator("section[aria-label=Query] .warning")
     assert warning.count() == 1 and warning.is_visible()
-    assert "field `servce`" in warning.inner_text() and "did you mean `service`?" in warning.inner_text()
+    # The field names read as code, not between raw backticks.
+    assert "field servce" in warning.inner_text() and "did you mean service?" in warning.inner_text()
+    assert warning.locator("code").all_inner_texts()[:2] == ["servce", "service"] and "`" not in warning.inner_text()
     screenshot(page, "query-warning")
 
 

@@ -44,7 +44,11 @@ def loaded(*args: str, **env: str) -> set[str]:
         ["notifiers", "--help"],
         ["datasets", "--help"],
         ["tokens", "--help"],
+        ["tokens", "create", "--help"],
         ["serve", "--help"],
+        ["dev", "receiver", "--help"],
+        ["plugin", "new", "--help"],
+        ["notifiers", "create", "--help"],
     ],
 )
 def test_help_imports_neither_client_nor_server(args):
@@ -57,5 +61,13 @@ def test_a_client_command_imports_the_client_only(httpserver):
     answer = {"object": "query_result", "columns": [{"name": "n", "type": "integer"}], "rows": [[1]], "status": {}}
     httpserver.expect_request("/v1/query", method="POST").respond_with_json(answer)
     modules = loaded("query", "['web'] | count", "--url", httpserver.url_for(""), "--token", "t")
+    assert CLIENT_SIDE <= modules
+    assert not modules & SERVER_SIDE
+
+
+def test_tokens_through_the_api_import_the_client_only(httpserver):
+    page = {"object": "list", "data": [], "has_more": False, "next_cursor": None}
+    httpserver.expect_request("/v1/tokens", method="GET").respond_with_json(page)
+    modules = loaded("tokens", "list", "--url", httpserver.url_for(""), "--token", "t")
     assert CLIENT_SIDE <= modules
     assert not modules & SERVER_SIDE

@@ -335,3 +335,22 @@ async def test_pagination_walk_with_filters(client, auth):
         "invalid_cursor",
         param="cursor",
     )
+
+
+async def test_list_takes_times_relative_to_now_as_queries_do(client, auth):
+    from datetime import UTC, datetime, timedelta
+
+    def ago(**delta: float) -> str:
+        return (datetime.now(UTC) - timedelta(**delta)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    recent = [(await _create(client, auth, time=ago(minutes=10 + i)))["id"] for i in range(3)]
+    await _create(client, auth, time=ago(hours=5))
+    assert await _ids(client, auth, "?start_time=now-3h") == recent
+    assert await _ids(client, auth, "?start_time=now%20-%203h&end_time=now-11m") == recent[1:]
+    # The next page of a relative range is the same list's (the cursor keeps the range as it was sent).
+    first = (await client.get("/v1/annotations?start_time=now-3h&limit=2", headers=auth)).json()
+    assert [a["id"] for a in first["data"]] == recent[:2] and first["has_more"]
+    page = f"/v1/annotations?start_time=now-3h&limit=2&cursor={first['next_cursor']}"
+    assert [a["id"] for a in (await client.get(page, headers=auth)).json()["data"]] == recent[2:]
+    for bad in ("now-3x", "now-3", "now-99999999d"):
+        assert_error(await client.get(f"/v1/annotations?start_time={bad}", headers=auth), 400, "invalid_parameter")

@@ -62,7 +62,7 @@ class Hanging:
 
 
 async def notifier(client, auth, url: str) -> str:
-    r = await client.post("/v1/notifiers", headers=auth, json={"name": "n", "type": "webhook", "config": {"url": url}})
+    r = await client.post("/v1/notifiers", headers=auth, json={"name": url, "type": "webhook", "config": {"url": url}})
     assert r.status_code == 201, r.text
     return r.json()["id"]
 

@@ -25,10 +25,12 @@ from app.deliveries.worker import deliver_due
 from tests.offline_dns import offline_delivery_env
 
 EVENT = kit.sample_events()["triggered"]
+NAMES = itertools.count()
 
 
 async def make_notifier(client, auth, type_, config):
-    r = await client.post("/v1/notifiers", headers=auth, json={"name": "n", "type": type_, "config": config})
+    name = f"n{next(NAMES)}"  # names are unique
+    r = await client.post("/v1/notifiers", headers=auth, json={"name": name, "type": type_, "config": config})
     assert r.status_code == 201, r.text
     return r.json()
 

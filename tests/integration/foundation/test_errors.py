@@ -105,6 +105,9 @@ async def test_error_docs_page_has_an_anchor_per_code(client):
     assert set(ERRORS) <= anchors
     for code in ("missing_token", "payload_too_large", "rate_limit_exceeded"):
         assert f'id="{code}"' in r.text
+    # Names in the descriptions read as code, never between raw backticks.
+    assert "`" not in r.text
+    assert "<code>param</code> names it" in r.text and "<code>Retry-After</code>" in r.text
 
 
 async def test_doc_url_uses_docs_setting(make_app):

@@ -53,6 +53,7 @@ class Harness:
         self.db = db
         self.env = env
         self.httpserver = httpserver
+        self.hooks = 0  # webhooks made: each gets a name of its own (names are unique)
         # A whole second a little in the past: event times and evaluation times are exact and readable.
         self.t0 = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
 
@@ -70,10 +71,12 @@ class Harness:
         assert r.json()["ingested"] == len(events), r.text
 
     async def webhook(self, path: str = "/hook") -> dict[str, Any]:
+        self.hooks += 1
+        name = "on-call hook" if self.hooks == 1 else f"on-call hook {self.hooks}"
         r = await self.client.post(
             "/v1/notifiers",
             headers=self.auth,
-            json={"name": "on-call hook", "type": "webhook", "config": {"url": self.httpserver.url_for(path)}},
+            json={"name": name, "type": "webhook", "config": {"url": self.httpserver.url_for(path)}},
         )
         assert r.status_code == 201, r.text
         return r.json()

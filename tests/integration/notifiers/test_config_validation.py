@@ -75,6 +75,6 @@ async def test_fifty_addresses_and_http_urls_are_fine(client, auth):
     r = await client.post(
         "/v1/notifiers",
         headers=auth,
-        json={"name": "n", "type": "chat_b", "config": {"url": "http://public.example/x"}},
+        json={"name": "n2", "type": "chat_b", "config": {"url": "http://public.example/x"}},
     )
     assert r.status_code == 201

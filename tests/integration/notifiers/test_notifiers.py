@@ -160,8 +160,8 @@ UPDATE_ERRORS = [
 
 
 async def test_update_revalidates_and_stores_nothing_on_error(client, auth):
-    for type_, patch, code, param in UPDATE_ERRORS:
-        n = await create(client, auth, type_)
+    for i, (type_, patch, code, param) in enumerate(UPDATE_ERRORS):
+        n = await create(client, auth, type_, name=f"case {i}")  # names are unique
         before = (await client.get(f"/v1/notifiers/{n['id']}", headers=auth)).json()
         r = await client.patch(f"/v1/notifiers/{n['id']}", headers=auth, json=patch)
         try:
@@ -183,7 +183,7 @@ async def test_delete_then_404(client, auth):
 async def test_list_newest_first_filter_and_walk(client, auth):
     ids = []
     for i in range(12):
-        ids.append((await create(client, auth, "chat_a" if i % 3 else "email"))["id"])
+        ids.append((await create(client, auth, "chat_a" if i % 3 else "email", name=f"n{i}"))["id"])
     listing = (await client.get("/v1/notifiers", headers=auth)).json()
     assert listing["object"] == "list" and listing["has_more"] is False and listing["next_cursor"] is None
     assert [n["id"] for n in listing["data"]] == ids[::-1]

@@ -78,7 +78,7 @@ async def test_public_or_unresolved_destination_accepted(client, auth):
         "https://not-resolvable-yet.example/hook",  # checked again at send time
     ):
         r = await client.post(
-            "/v1/notifiers", headers=auth, json={"name": "n", "type": "webhook", "config": {"url": url}}
+            "/v1/notifiers", headers=auth, json={"name": url, "type": "webhook", "config": {"url": url}}
         )
         assert r.status_code == 201, (url, r.text)
 
@@ -100,6 +100,6 @@ async def test_allowed_when_the_setting_says_so(make_app, auth):
     async with AsyncTestClient(app=make_app(allow_private_destinations=True)) as client:
         for url in ("http://127.0.0.1:8080/hook", "http://intranet.example/x", "http://[::1]/x"):
             r = await client.post(
-                "/v1/notifiers", headers=auth, json={"name": "n", "type": "chat_a", "config": {"url": url}}
+                "/v1/notifiers", headers=auth, json={"name": url, "type": "chat_a", "config": {"url": url}}
             )
             assert r.status_code == 201, r.text
