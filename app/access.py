@@ -23,6 +23,10 @@ What belongs to a dataset:
 
 The routing document (routes, receivers' notifier names) and notifiers are shared configuration of no dataset:
 a limited token with their read scope reads them, and changes none of the routing document.
+
+Importing an Alertmanager configuration (`POST /v1/routing/import`) writes both the routing document and
+notifiers: it needs both write scopes (`IMPORT_SCOPES`) and a token limited to no dataset, even for a dry run
+(the plan shows every notifier's destination and the whole tree).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from app.db.delivery import Delivery
 from app.db.monitor import Monitor
 from app.errors import BeaconError
 from app.routing.matchers import Matcher
+
+IMPORT_SCOPES = ("routing:write", "notifiers:write")
 
 
 def require_datasets(who: Principal, names: Iterable[str]) -> None:

@@ -47,6 +47,8 @@ EXTRA: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", "/v1/deliveries/{delivery_id}/retry"): (409,),  # being sent, or already succeeded
     ("DELETE", "/v1/notifiers/{notifier_id}"): (409,),  # the routing document sends to it
     ("PUT", "/v1/routing"): (412, 428),  # If-Match: another write came first, or the header is missing
+    # losses not accepted, a notifier of the same name but another type; If-Match not current; body cap; type
+    ("POST", "/v1/routing/import"): (409, 412, 413, 415),
     ("PATCH", "/v1/silences/{silence_id}"): (409,),  # the silence has expired
 }
 
