@@ -30,6 +30,7 @@ from app.routing.importing.losses import MESSAGE_TEXT, Fields, Losses
 from app.routing.importing.yamltext import bad, flag, items, join, mapping, text
 
 MAX_NAME = 256
+MAX_NOTIFIERS = 1_000  # per import: each is checked (its destination resolved) and stored
 FILE_SECRET = (
     "the secret is in a file, which this request cannot read (the server reads no files for a request); "
     "`beacon routing import` reads it, relative to the YAML. This integration is not imported"
@@ -270,6 +271,8 @@ def read_receivers(value: Any, g: Globals, losses: Losses) -> Receivers:
                     raise bad(join(path, "name"), f"a notifier name is at most {MAX_NAME} characters.")
                 draft = DraftNotifier(notifier_name, type_, {}, am.SEND_RESOLVED[type_], name, at)
                 if _integration(entry, at, g, losses, draft, handle):
+                    if len(found.notifiers) >= MAX_NOTIFIERS:
+                        raise bad(at, f"an import makes at most {MAX_NOTIFIERS:,} notifiers (one per integration).")
                     found.notifiers.append(draft)
                     found.names[name].append(notifier_name)
         fields.finish(losses)

@@ -261,3 +261,9 @@ def test_inhibit_rules_and_time_intervals_both_blocks():
             "`Local` is the Alertmanager machine's own zone, which Beacon cannot know: read as UTC"
         ),
     }  # smtp_hello and victorops_api_key: no receiver uses them, as in Alertmanager
+
+
+def test_an_import_makes_at_most_so_many_notifiers():
+    hooks = ", ".join(f"{{url: 'https://public.example/{i}'}}" for i in range(1_001))
+    err = error(f"route: {{receiver: many}}\nreceivers: [{{name: many, webhook_configs: [{hooks}]}}]\n")
+    assert err.param == "receivers[0].webhook_configs[1000]" and "at most 1,000" in err.message
