@@ -4,17 +4,21 @@ changed (a webhook keeps its signing secret), secrets are sealed and never shown
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
 import asyncpg
+import httpx
 import pytest
+import uvicorn
 from litestar.testing import AsyncTestClient
 from standardwebhooks.webhooks import Webhook as Receiver
 
 from app.settings import asyncpg_dsn
 from tests.helpers import assert_error
+from tests.servers import free_port
 
 SECRET = "s3cretT0kenInThePath"
 CONFIG = f"""
@@ -224,3 +228,26 @@ async def test_resolve_timeout_is_stored_without_a_loss(local, auth):
     assert done["losses"] == [], done
     routing = (await local.get("/v1/routing", headers=auth)).json()
     assert routing["resolve_timeout_seconds"] == 60
+
+
+async def test_imports_at_the_same_time_make_each_notifier_once(make_app, settings, auth):
+    app = make_app(replace(settings, allow_private_destinations=True))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
+    task = asyncio.create_task(server.serve())
+    try:
+        for _ in range(400):
+            if server.started:
+                break
+            await asyncio.sleep(0.05)
+        base = f"http://127.0.0.1:{server.config.port}"
+        async with httpx.AsyncClient(base_url=base, headers={**auth, **YAML}, timeout=60) as http:
+            answers = await asyncio.gather(
+                *(http.post("/v1/routing/import", params={"accept_losses": "true"}, content=CONFIG) for _ in range(4))
+            )
+            assert [r.status_code for r in answers] == [200] * 4, [r.text for r in answers]
+            assert sorted(r.json()["notifiers"][0]["action"] for r in answers) == ["create", "keep", "keep", "keep"]
+            version, notifiers = await state(http, {})
+    finally:
+        server.should_exit = True
+        await task
+    assert version == "2" and sorted(n["name"] for n in notifiers) == ["hook", "pager/pagerduty[0]", "pager/slack[0]"]
