@@ -27,6 +27,10 @@ type and target; never its config), and changes none of it, through any route or
 declares `opt=requires(scope, shared=WHAT)`, and the auth middleware refuses a limited token before any work
 (`refuse_limited`): creating, changing, muting, rotating the secret of, deleting or sending a test message to a
 notifier (another dataset's pager would otherwise be redirected to the token's owner, or paged at will).
+
+Importing an Alertmanager configuration (`POST /v1/routing/import`) writes both the routing document and
+notifiers: it needs both write scopes (`IMPORT_SCOPES`) and a token limited to no dataset, even for a dry run
+(the plan shows every notifier's destination and the whole tree).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ from app.routing.matchers import Matcher
 
 if TYPE_CHECKING:  # app.auth's middleware applies `refuse_limited`: imported for annotations only
     from app.auth import Principal
+
+IMPORT_SCOPES = ("routing:write", "notifiers:write")
 
 
 def require_datasets(who: Principal, names: Iterable[str]) -> None:

@@ -1,10 +1,11 @@
 """Bearer-token authentication, scopes and dataset restriction, and the per-token rate limit.
 
 One ASGI middleware on every `/v1` route (and Alertmanager's `/api/v2`): it authenticates, counts the request
-against the token's rate group, checks the route's scope (declared as `opt={"scope": ...}` on the handler; a
-route without one needs `*`), and leaves the `Principal` in `request.state.principal`. A read-only route may declare
-`opt={"token_check": "beside"}`: a token it has seen pass is then checked again beside its work instead of
-before it, and its answer waits for that check (app/known_tokens.py).
+against the token's rate group, checks the route's scope (declared as `opt={"scope": ...}` on the handler, or a
+tuple of scopes that are all needed; a route without one needs `*`), and leaves the `Principal` in
+`request.state.principal`. A read-only route may declare `opt={"token_check": "beside"}`: a token it has seen
+pass is then checked again beside its work instead of before it, and its answer waits for that check
+(app/known_tokens.py).
 """
 
 from __future__ import annotations
@@ -266,8 +267,8 @@ class AuthMiddleware(ASGIMiddleware):
             )
         handler = scope.get("route_handler")
         needed = handler.opt.get("scope", "*") if handler is not None else "*"
-        if needed is not None:
-            who.require_scope(needed)
+        for scope_needed in (needed,) if isinstance(needed, str) else needed or ():  # one scope, or each of several
+            who.require_scope(scope_needed)
         shared = handler.opt.get("shared") if handler is not None else None
         if shared is not None:
             refuse_limited(who.datasets, shared)

@@ -71,6 +71,12 @@ ERRORS: dict[str, ErrorKind] = {
         "invalid_request_error",
         "The resource does not support this operation (e.g. rotating the secret of a notifier type without one).",
     ),
+    "invalid_yaml": ErrorKind(
+        400,
+        "invalid_request_error",
+        "The body is not YAML that can be read (or is too large once its aliases are expanded); the message gives "
+        "line and column.",
+    ),
     "query_timeout": ErrorKind(400, "invalid_request_error", "The query ran longer than the statement timeout."),
     "missing_token": ErrorKind(401, "authentication_error", "No API token was provided."),
     "invalid_token": ErrorKind(401, "authentication_error", "The API token is unknown, revoked or expired."),
@@ -80,6 +86,12 @@ ERRORS: dict[str, ErrorKind] = {
     "not_found": ErrorKind(404, "invalid_request_error", "No such route or resource."),
     "method_not_allowed": ErrorKind(405, "invalid_request_error", "The route exists but not for this method."),
     "conflict": ErrorKind(409, "invalid_request_error", "The request conflicts with the resource's current state."),
+    "losses_not_accepted": ErrorKind(
+        409,
+        "invalid_request_error",
+        "The imported configuration holds parts Beacon cannot honour (the message lists them); nothing was changed. "
+        "Send it again with `accept_losses=true` to import the rest.",
+    ),
     "version_conflict": ErrorKind(
         412, "invalid_request_error", "`If-Match` names a version that is no longer current: read it again and retry."
     ),

@@ -49,6 +49,8 @@ EXTRA: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", "/v1/notifiers"): (409,),  # the name is in use
     ("PATCH", "/v1/notifiers/{notifier_id}"): (409,),  # the new name is in use
     ("PUT", "/v1/routing"): (412, 428),  # If-Match: another write came first, or the header is missing
+    # losses not accepted, a notifier of the same name but another type; If-Match not current; body cap; type
+    ("POST", "/v1/routing/import"): (409, 412, 413, 415),
     ("PATCH", "/v1/silences/{silence_id}"): (409,),  # the silence has expired
 }
 

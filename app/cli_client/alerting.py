@@ -1,5 +1,5 @@
-"""`beacon alerts`, `beacon silence add|list|expire` and `beacon routing show|test`: client commands over
-/v1/alerts, /v1/silences and /v1/routing.
+"""`beacon alerts`, `beacon silence add|list|expire` and `beacon routing show|test|import`: client commands over
+/v1/alerts, /v1/silences and /v1/routing (the import's reading and printing: routing_import.py).
 
 Imports of the client and of the rendering helpers stay inside the commands, so that `beacon --help` (and every
 other command) does not pay for them.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -204,7 +205,7 @@ def silence_expire(silence_ids: tuple[str, ...], url: str, token: str | None) ->
 
 @click.group()
 def routing() -> None:
-    """The routing tree: show it, test labels against it."""
+    """The routing tree: show it, test labels against it, import an Alertmanager configuration."""
 
 
 def _seconds(value: int) -> str:
@@ -324,6 +325,30 @@ def routing_test(labels: tuple[str, ...], fmt: str, url: str, token: str | None)
         result = client.test_routing(label_map)
         names = notifier_names(client) if fmt == "text" else {}
     click.echo(as_json(result) if fmt == "json" else test_text(result, names), nl=False)
+
+
+@routing.command("import")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@click.option("--accept-losses", is_flag=True, help="Import even though some parts cannot be honoured (listed).")
+@format_option("text", "json")
+@connection_options
+def routing_import(source: Path, dry_run: bool, accept_losses: bool, fmt: str, url: str, token: str | None) -> None:
+    """Import an Alertmanager configuration (SOURCE, its alertmanager.yml) as notifiers and the routing document.
+
+    Every part Beacon cannot honour is listed with its path in the YAML and why; the import is refused (exit 1,
+    nothing changed) unless --accept-losses. Notifiers are found again by name, so importing the same file again
+    changes nothing. Secrets in `*_file` fields are read here, relative to SOURCE, and stored sealed."""
+    from app.cli_client.common import make_client, reporting
+    from app.cli_client.routing_import import body_of, plan_text
+    from app.cli_client.tables import as_json
+
+    body, read = body_of(source)
+    for where in read:
+        click.echo(f"read the secret of {where}", err=True)
+    with reporting(url), make_client(url, token) as client:
+        result = client.import_routing(body, dry_run=dry_run, accept_losses=accept_losses)
+    click.echo(as_json(result) if fmt == "json" else plan_text(result), nl=False)
 
 
 def register(group: click.Group) -> None:

@@ -124,6 +124,7 @@ class AsyncClient:
     get_routing = async_method(alerting.get_routing)
     put_routing = async_method(alerting.put_routing)
     test_routing = async_method(alerting.test_routing)
+    import_routing = async_method(alerting.import_routing)
 
     async def export(
         self, apl: str, *, start_time: TimeArg | None = None, end_time: TimeArg | None = None

@@ -288,6 +288,36 @@ class Routing(Resource, kw_only=True):
         return {"route": self.route, "inhibit_rules": self.inhibit_rules, "time_intervals": self.time_intervals}
 
 
+class ImportLoss(msgspec.Struct, kw_only=True):
+    path: str  # where it is in the imported YAML, e.g. receivers[2].slack_configs[0].channel
+    reason: str
+
+
+class ImportNotifier(msgspec.Struct, kw_only=True):
+    name: str
+    type: str
+    action: str  # create | update | keep
+    id: str | None = None  # None on a dry run for a notifier not created yet
+    receiver: str
+    source: str  # the integration in the YAML, e.g. receivers[0].webhook_configs[0]
+    target: str
+    send_resolved: bool
+    signing_secret: str | None = None  # a webhook created by this import: its signing secret, shown once
+
+
+class RoutingImport(Resource, kw_only=True):
+    """The plan of an Alertmanager configuration's import, and what was stored unless it was a dry run."""
+
+    dry_run: bool
+    applied: bool
+    document_changed: bool
+    version: str
+    notifiers: list[ImportNotifier]
+    document: dict[str, Any]
+    resolve_timeout_seconds: int
+    losses: list[ImportLoss] = msgspec.field(default_factory=list)
+
+
 class RouteMatch(msgspec.Struct, kw_only=True):
     route: str  # where the route is in the document, e.g. route.routes[1]
     route_key: str

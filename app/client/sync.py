@@ -122,6 +122,7 @@ class Client:
     get_routing = sync_method(alerting.get_routing)
     put_routing = sync_method(alerting.put_routing)
     test_routing = sync_method(alerting.test_routing)
+    import_routing = sync_method(alerting.import_routing)
 
     def export(
         self, apl: str, *, start_time: TimeArg | None = None, end_time: TimeArg | None = None

@@ -123,9 +123,24 @@ async def _validated(env: NotifierEnv, adapter: type[Adapter[Any]], raw: Any) ->
     return config
 
 
+async def validated_config(env: NotifierEnv, type_: str, raw: Any) -> tuple[type[Adapter[Any]], AdapterConfig]:
+    """The adapter of `type_` and `raw` checked by it (destinations included): a 400 naming `config.<key>`."""
+    adapter = adapter_for(env, type_)
+    return adapter, await _validated(env, adapter, raw)
+
+
 async def create_notifier(session: AsyncSession, env: NotifierEnv, data: NotifierCreate) -> NotifierWithSecret:
-    adapter = adapter_for(env, data.type)
-    config = await _validated(env, adapter, data.config)
+    adapter, config = await validated_config(env, data.type, data.config)
+    notifier, shown_secret = add_notifier(session, env, data, adapter, config)
+    await _commit_named(session, data.name)
+    return NotifierWithSecret(**_fields(notifier), signing_secret=shown_secret)
+
+
+def add_notifier(
+    session: AsyncSession, env: NotifierEnv, data: NotifierCreate, adapter: type[Adapter[Any]], config: AdapterConfig
+) -> tuple[Notifier, str | msgspec.UnsetType]:
+    """Add the notifier `data` describes, its config already validated as `config`, to the session's
+    transaction (the caller commits); returns it and its webhook signing secret, to be shown once."""
     shown_secret: str | msgspec.UnsetType = UNSET
     if adapter.has_signing_secret:
         if getattr(config, "signing_secret", None) is None:
@@ -144,8 +159,7 @@ async def create_notifier(session: AsyncSession, env: NotifierEnv, data: Notifie
         updated_at=now,
     )
     session.add(notifier)
-    await _commit_named(session, data.name)
-    return NotifierWithSecret(**_fields(notifier), signing_secret=shown_secret)
+    return notifier, shown_secret
 
 
 # The unique index on notifiers.name (migration 0024).
@@ -221,13 +235,9 @@ async def update_notifier(
                 "The signing secret cannot be changed here; use POST /v1/notifiers/{id}/rotate-secret.",
                 param="config.signing_secret",
             )
-        sealed = unseal(env, notifier)
-        merged = {**sealed.config, **data.config}
+        merged = {**unseal(env, notifier).config, **data.config}
         merged = {k: v for k, v in merged.items() if v is not None}
-        config = await _validated(env, adapter, merged)
-        sealed.config = config.to_dict()
-        notifier.config_sealed = seal(env, notifier.id, sealed)
-        notifier.target = adapter.target(config)
+        replace_config(env, notifier, adapter, await _validated(env, adapter, merged))
     if data.name is not UNSET:
         notifier.name = data.name
     if data.disabled_until is not UNSET:
@@ -236,6 +246,14 @@ async def update_notifier(
     out = to_out(notifier)  # read before the commit, whose failure expires the object
     await _commit_named(session, notifier.name)
     return out
+
+
+def replace_config(env: NotifierEnv, notifier: Notifier, adapter: type[Adapter[Any]], config: AdapterConfig) -> None:
+    """Seal `config` (validated) as the notifier's; the previous signing secrets stay (their overlap runs on)."""
+    sealed = unseal(env, notifier)
+    sealed.config = config.to_dict()
+    notifier.config_sealed = seal(env, notifier.id, sealed)
+    notifier.target = adapter.target(config)
 
 
 async def rotate_secret(session: AsyncSession, env: NotifierEnv, notifier_id: str) -> NotifierWithSecret:

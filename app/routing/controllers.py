@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, patch, post, put
 from litestar.datastructures import State
 from litestar.di import Provide
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import HeaderParameter, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import IMPORT_SCOPES
 from app.auth import principal
+from app.errors import BeaconError
+from app.notifiers.service import NotifierEnv
 from app.pagination import CursorCodec, Limit, ListEnvelope
 from app.routing import service, silences, views
 from app.routing.document import Document
 from app.routing.env import RoutingEnv
+from app.routing.importing import service as importing
+from app.routing.importing.schemas import RoutingImport
+from app.routing.importing.yamltext import MAX_BYTES
 from app.routing.schemas import (
     AlertGroupOut,
     AlertOut,
@@ -136,6 +144,33 @@ class SilenceController(Controller):
         return await silences.expire(db, principal(request), silence_id, renv.now())
 
 
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
+IfMatch = Annotated[str | None, HeaderParameter(name="If-Match", description="The version replaced.")]
+
+
+@dataclass
+class ImportOperation(Operation):
+    """The OpenAPI operation, with the body described by hand: the handler reads the YAML itself."""
+
+    def __post_init__(self) -> None:
+        self.request_body = RequestBody(
+            required=True,
+            description="An Alertmanager configuration (`alertmanager.yml`), at most 1 MB. Secrets in `*_file` "
+            "fields are not read here: send their content in the field itself (`beacon routing import` does).",
+            content={t: OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING)) for t in YAML_TYPES[:1]},
+        )
+
+
+def _check_yaml_type(request: Request[Any, Any, Any]) -> None:
+    declared = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if declared and declared not in YAML_TYPES:
+        raise BeaconError(
+            "unsupported_media_type",
+            f"The body must be the YAML of an Alertmanager configuration (Content-Type: application/yaml), "
+            f"not {declared}.",
+        )
+
+
 def _with_etag(doc: Document) -> Response[Document]:
     return Response(content=doc, headers={"ETag": f'"{doc.version}"'})
 
@@ -157,10 +192,46 @@ class RoutingController(Controller):
         db: AsyncSession,
         renv: RoutingEnv,
         data: Document,
-        if_match: Annotated[str | None, HeaderParameter(name="If-Match", description="The version replaced.")] = None,
+        if_match: IfMatch = None,
     ) -> Response[Document]:
         """Replace the whole document, checked as a whole: 428 without `If-Match`, 412 when it is not current."""
         return _with_etag(await service.put_routing(db, renv, principal(request), data, if_match))
+
+    @post(
+        "/import",
+        status_code=200,
+        opt={"scope": IMPORT_SCOPES},
+        request_max_body_size=MAX_BYTES,
+        operation_class=ImportOperation,
+    )
+    async def import_config(
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        renv: RoutingEnv,
+        dry_run: Annotated[bool, QueryParameter(description="Show the plan; change nothing.")] = False,
+        accept_losses: Annotated[
+            bool, QueryParameter(description="Import even though some parts cannot be honoured (listed).")
+        ] = False,
+        if_match: IfMatch = None,
+    ) -> RoutingImport:
+        """Import an Alertmanager configuration (YAML body) as notifiers and the routing document: every field
+        Beacon cannot honour is listed (`losses`, by its path in the YAML), and the import is refused (409
+        `losses_not_accepted`) unless `accept_losses=true`. Notifiers are found again by name, so importing the
+        same file twice changes nothing the second time. Needs `routing:write` and `notifiers:write`."""
+        _check_yaml_type(request)
+        nenv: NotifierEnv = request.app.state.notifier_env
+        body = await request.body()
+        return await importing.import_config(
+            db,
+            renv,
+            nenv,
+            principal(request),
+            body,
+            dry_run=dry_run,
+            accept_losses=accept_losses,
+            if_match=if_match,
+        )
 
     @post("/test", status_code=200, opt={"scope": "routing:read"})
     async def test(

@@ -9,7 +9,7 @@ import msgspec
 from msgspec import UnsetType
 
 from app.client.call import Call, TimeArg, decode, json_call, names, query_string, segment
-from app.client.models import Alert, AlertGroup, AlertsReceived, Page, Routing, RoutingTest, Silence
+from app.client.models import Alert, AlertGroup, AlertsReceived, Page, Routing, RoutingImport, RoutingTest, Silence
 
 _encoder = msgspec.json.Encoder()
 
@@ -124,3 +124,16 @@ def test_routing(labels: Mapping[str, str]) -> Call[RoutingTest]:
     """Which routes, notifiers and group an alert with these labels would get, and whether it would be
     silenced, inhibited or muted now; nothing is sent."""
     return json_call("POST", "/v1/routing/test", decode(RoutingTest), labels=dict(labels))
+
+
+def import_routing(
+    config: str | bytes, *, dry_run: bool = False, accept_losses: bool = False, version: str | None = None
+) -> Call[RoutingImport]:
+    """Import an Alertmanager configuration (its YAML) as notifiers and the routing document; `dry_run` shows the
+    plan and changes nothing, `accept_losses` imports even though some parts cannot be honoured (else a 409
+    `losses_not_accepted` lists them), `version` applies it only to that version of the document. `*_file`
+    secrets are not read by the service: put their content in the field itself (`beacon routing import` does)."""
+    body = config.encode() if isinstance(config, str) else config
+    params = query_string(dry_run=dry_run or None, accept_losses=accept_losses or None)
+    headers = {"Content-Type": "application/yaml", **({"If-Match": version} if version is not None else {})}
+    return Call("POST", "/v1/routing/import", decode(RoutingImport), params=params, content=body, headers=headers)
