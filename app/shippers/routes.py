@@ -1,0 +1,22 @@
+"""The shippers' route handlers and the error shapes of their paths, for create_app."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from litestar.types import ControllerRouterHandler
+
+from app.errors import ErrorShape
+from app.shippers.otlp import answers as otlp_answers
+from app.shippers.otlp.controllers import otlp_logs
+
+
+def route_handlers() -> list[ControllerRouterHandler]:
+    return [otlp_logs]
+
+
+def error_shapes() -> list[tuple[Callable[[str], bool], ErrorShape]]:
+    """(path test, shape): each protocol's paths answer errors as that protocol does."""
+    return [
+        (lambda path: path == "/v1/logs", otlp_answers.render_error),
+    ]
