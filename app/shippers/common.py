@@ -93,13 +93,15 @@ async def store(
     *,
     limits: IngestLimits,
     options: EventOptions,
+    rejected: int = 0,
 ) -> Stored:
-    """Ingest `events` (their datasets checked, named and allowed) in one transaction; counts them in the metrics."""
+    """Ingest `events` (their datasets checked, named and allowed) in one transaction; counts them in the metrics,
+    with the events the protocol's decoder `rejected` before they could be ingested."""
     state = request.app.state
     results = await ingest_events(
         db, events, options, limits=limits, caches=caches_of(state), dsn=asyncpg_dsn(state.settings.database_url)
     )
     stored = Stored(results)
     state.metrics.events_ingested.inc(stored.ingested)
-    state.metrics.events_failed.inc(stored.failed)
+    state.metrics.events_failed.inc(stored.failed + rejected)
     return stored

@@ -2,7 +2,8 @@
 
 A message is a sequence of fields, each a key (field number and wire type, a varint) and a value: a varint, 8
 or 4 bytes, or a length-prefixed run of bytes (strings, bytes and embedded messages). `fields` lists the
-length-prefixed values by field number, so that each embedded message can be decoded alone.
+length-prefixed values by field number, so that each embedded message can be decoded alone, and the part
+there is of one that a truncated body cuts short.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def fields(data: bytes) -> tuple[list[tuple[int, bytes]], bool]:
-    """The message's length-prefixed fields as (field number, bytes), in order, and whether the data breaks off
-    (a truncated or corrupt field: what follows it cannot be located)."""
-    found: list[tuple[int, bytes]] = []
+def fields(data: bytes) -> tuple[list[tuple[int, bytes, bool]], bool]:
+    """The message's length-prefixed fields as (field number, bytes, cut short), in order, and whether the data
+    is corrupt (a field that cannot be read, after which nothing can be located). A field cut short (the last
+    one of a truncated body) is listed with the bytes there are: never to be decoded whole (it may happen to
+    decode, as a message missing its end), but to be taken apart for the complete messages inside it."""
+    found: list[tuple[int, bytes, bool]] = []
     pos, end = 0, len(data)
     try:
         while pos < end:
@@ -47,8 +50,9 @@ def fields(data: bytes) -> tuple[list[tuple[int, bytes]], bool]:
             elif kind == _LEN:
                 size, pos = _varint(data, pos)
                 if pos + size > end:
-                    raise _Broken
-                found.append((number, data[pos : pos + size]))
+                    found.append((number, data[pos:], True))
+                    return found, False
+                found.append((number, data[pos : pos + size], False))
                 pos += size
             else:  # groups (deprecated, never in OTLP) and invalid types
                 raise _Broken

@@ -63,6 +63,8 @@ async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession) -> Respon
         limits=limits,
         options=EventOptions(timestamp_field="_time", arrival=arrival),
     )
+    # Counted once the generator has run: records rejected by the decoder are found as it goes.
+    request.app.state.metrics.events_failed.inc(decoded.rejected)
     rejected, errors = decoded.rejected, list(decoded.errors)
     result = stored.datasets.get(dataset)
     if result is not None:

@@ -127,62 +127,78 @@ def value(v: AnyValue) -> Any:
 
 
 def _salvage(body: bytes, out: Decoded) -> None:
-    parts, broken = fields(body)
-    for number, payload in parts:
+    parts, corrupt = fields(body)
+    for number, payload, cut in parts:
         if number == 1:
-            try:
-                out.request.resource_logs.append(ResourceLogs.FromString(payload))
-            except DecodeError:
-                _salvage_resource(payload, out)
-    if broken:
-        out.reject(1, "the body ends in bytes that are not protobuf (truncated or corrupt)")
+            _resource(payload, cut, out)
+    if corrupt:
+        out.reject(1, "the body ends in bytes that are not protobuf")
 
 
-def _salvage_resource(payload: bytes, out: Decoded) -> None:
-    parts, broken = fields(payload)
+def _resource(payload: bytes, cut: bool, out: Decoded) -> None:
+    if not cut:
+        try:
+            out.request.resource_logs.append(ResourceLogs.FromString(payload))
+            return
+        except DecodeError:
+            pass
+    parts, corrupt = fields(payload)
     kept = ResourceLogs()
-    for number, part in parts:
+    for number, part, part_cut in parts:
         if number == 1:
             try:
+                if part_cut:
+                    raise DecodeError("cut short")
                 kept.resource.CopyFrom(Resource.FromString(part))
             except DecodeError:
                 # Its records would lose their resource's attributes: they are refused with it.
-                lost = sum(_records_in(p) for n, p in parts if n == 2)
+                lost = sum(_records_in(p) for n, p, _ in parts if n == 2)
                 out.reject(max(lost, 1), "a resource is not valid protobuf; its log records were not stored")
                 return
-    for number, part in parts:
+    for number, part, part_cut in parts:
         if number == 2:
-            try:
-                kept.scope_logs.append(ScopeLogs.FromString(part))
-            except DecodeError:
-                _salvage_scope(part, kept, out)
-    if broken:
-        out.reject(1, "a resource's bytes end in a truncated or corrupt part")
+            _scope(part, part_cut, kept, out)
+    if corrupt:
+        out.reject(1, "a resource's bytes end in bytes that are not protobuf")
+    elif cut and not any(part_cut for _, _, part_cut in parts):
+        out.reject(1, "the body is cut short after a resource's last complete part")
     out.request.resource_logs.append(kept)
 
 
-def _salvage_scope(payload: bytes, into: ResourceLogs, out: Decoded) -> None:
-    parts, broken = fields(payload)
+def _scope(payload: bytes, cut: bool, into: ResourceLogs, out: Decoded) -> None:
+    if not cut:
+        try:
+            into.scope_logs.append(ScopeLogs.FromString(payload))
+            return
+        except DecodeError:
+            pass
+    parts, corrupt = fields(payload)
     kept = ScopeLogs()
-    for number, part in parts:
+    for number, part, part_cut in parts:
         if number == 1:
             try:
+                if part_cut:
+                    raise DecodeError("cut short")
                 kept.scope.CopyFrom(InstrumentationScope.FromString(part))
             except DecodeError:
-                lost = sum(1 for n, _ in parts if n == 2)
+                lost = sum(1 for n, _, _ in parts if n == 2)
                 out.reject(max(lost, 1), "a scope is not valid protobuf; its log records were not stored")
                 return
-    for number, part in parts:
+    for number, part, part_cut in parts:
         if number == 2:
             try:
+                if part_cut:
+                    raise DecodeError("cut short")
                 kept.log_records.append(LogRecord.FromString(part))
             except DecodeError:
-                out.reject(1, "a log record is not valid protobuf")
-    if broken:
-        out.reject(1, "a scope's bytes end in a truncated or corrupt log record")
+                out.reject(1, "a log record is not valid protobuf (truncated or corrupt)")
+    if corrupt:
+        out.reject(1, "a scope's bytes end in bytes that are not protobuf")
+    elif cut and not any(part_cut for _, _, part_cut in parts):
+        out.reject(1, "the body is cut short after a scope's last complete log record")
     into.scope_logs.append(kept)
 
 
 def _records_in(scope_logs: bytes) -> int:
     parts, _ = fields(scope_logs)
-    return sum(1 for n, _ in parts if n == 2)
+    return sum(1 for n, _, _ in parts if n == 2)

@@ -14,7 +14,6 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceRequest,
     ExportLogsServiceResponse,
 )
-from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from tests.integration.ingest.util import fields_of, stored
 
@@ -117,3 +116,97 @@ async def test_json_gives_the_same_events_as_protobuf(client, auth, db, compress
     from_json = await stored(db, "from-json")
     assert [(x["time"], x["data"]) for x in from_json] == [(x["time"], x["data"]) for x in from_proto]
     assert from_json[0]["data"] == EXPECTED_0
+
+
+async def test_a_map_body_is_the_events_fields_and_times_fall_back(client, auth, db):
+    req = ExportLogsServiceRequest()
+    records = req.resource_logs.add().scope_logs.add().log_records
+    a = records.add(observed_time_unix_nano=T0)  # no time_unix_nano: the observed time
+    a.body.kvlist_value.values.add(key="level", value={"string_value": "warn"})
+    a.body.kvlist_value.values.add(
+        key="http", value={"kvlist_value": {"values": [{"key": "status", "value": {"int_value": 503}}]}}
+    )
+    records.add(time_unix_nano=1_000_000_000, body={"int_value": 7})  # 1970: before nanoseconds read by magnitude
+    r = await client.post("/v1/logs", headers={**auth, **PROTOBUF}, content=req.SerializeToString())
+    assert r.status_code == 200, r.text
+    rows = await stored(db, "otel-logs")
+    assert [(row["time"], row["data"]) for row in rows] == [
+        (datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC), {"message": 7}),
+        (T0_DT, {"level": "warn", "http.status": 503}),
+    ]
+
+
+async def test_rejected_records_are_a_partial_success(client, auth, db):
+    req = otlp_request(3)
+    records = req.resource_logs[0].scope_logs[0].log_records
+    records[1].body.string_value = "x" * (1024 * 1024 + 1)  # over the 1 MB event limit
+    records[2].time_unix_nano = 10**19  # year 2286: outside the accepted range
+    r = await client.post("/v1/logs", headers={**auth, **PROTOBUF}, content=req.SerializeToString())
+    assert r.status_code == 200, r.text
+    partial = ExportLogsServiceResponse.FromString(r.content).partial_success
+    assert partial.rejected_log_records == 2
+    assert "1 MB" in partial.error_message and "range" in partial.error_message
+    assert [row["data"]["message"] for row in await stored(db, "otel-logs")] == ["payment 0 declined"]
+
+
+async def test_broken_protobuf_keeps_the_records_that_read(client, auth, db):
+    whole = otlp_request(3).SerializeToString()
+    r = await client.post("/v1/logs", headers={**auth, **PROTOBUF}, content=whole[:-20])  # truncated
+    assert r.status_code == 200, r.text
+    partial = ExportLogsServiceResponse.FromString(r.content).partial_success
+    assert partial.rejected_log_records == 1
+    assert [row["data"]["message"] for row in await stored(db, "otel-logs")] == [
+        "payment 0 declined",
+        "payment 1 declined",
+    ]
+    r = await client.post("/v1/logs", headers={**auth, **PROTOBUF}, content=b"\xff\xff\xff garbage")
+    assert r.status_code == 400
+    assert r.headers["content-type"] == "application/x-protobuf"
+    status = Status.FromString(r.content)
+    assert status.code == 3 and "ExportLogsServiceRequest" in status.message
+    r = await client.post("/v1/logs", headers={**auth, "content-type": "application/json"}, content=b"{nope")
+    assert r.status_code == 400 and r.json()["code"] == 3 and "req_" in r.json()["message"]
+
+
+async def test_json_records_that_do_not_fit_are_rejected_alone(client, auth, db):
+    doc = orjson.loads(otlp_json(otlp_request(3)))
+    records = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    records[0]["traceId"] = "not hex"
+    records[1]["timeUnixNano"] = "soon"
+    r = await client.post("/v1/logs", headers={**auth, "content-type": "application/json"}, content=orjson.dumps(doc))
+    assert r.status_code == 200, r.text
+    partial = r.json()["partialSuccess"]
+    assert partial["rejectedLogRecords"] == "2"
+    assert "traceId" in partial["errorMessage"] and "timeUnixNano" in partial["errorMessage"]
+    assert [row["data"]["message"] for row in await stored(db, "otel-logs")] == ["payment 2 declined"]
+
+
+async def test_dataset_header_auth_forms_and_otlp_errors(client, admin_token, make_token, db):
+    body = otlp_request(1).SerializeToString()
+    basic = base64.b64encode(f"otel:{admin_token}".encode()).decode()
+    r = await client.post(
+        "/v1/logs", headers={"authorization": f"Basic {basic}", **PROTOBUF, "x-beacon-dataset": "svc"}, content=body
+    )
+    assert r.status_code == 200, r.text
+    assert len(await stored(db, "svc")) == 1
+    r = await client.post("/v1/logs", headers=PROTOBUF, content=body)
+    assert r.status_code == 401
+    assert Status.FromString(r.content).code == 16
+    limited = await make_token(["ingest"], datasets=["svc"])
+    r = await client.post("/v1/logs", headers={"authorization": f"Bearer {limited}", **PROTOBUF}, content=body)
+    assert r.status_code == 403  # the default dataset is not this token's
+    assert Status.FromString(r.content).code == 7
+    r = await client.post(
+        "/v1/logs",
+        headers={"authorization": f"Bearer {limited}", **PROTOBUF, "x-beacon-dataset": "bad name"},
+        content=body,
+    )
+    assert r.status_code == 400
+    reader = await make_token(["query"])
+    r = await client.post("/v1/logs", headers={"authorization": f"Bearer {reader}", **PROTOBUF}, content=body)
+    assert r.status_code == 403
+    r = await client.post(
+        "/v1/logs", headers={"authorization": f"Bearer {admin_token}", "content-type": "text/plain"}, content=body
+    )
+    assert r.status_code == 415
+    assert len(await stored(db)) == 1
