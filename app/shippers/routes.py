@@ -10,6 +10,8 @@ from app.errors import ErrorShape
 from app.shippers.elastic import answers as elastic_answers
 from app.shippers.elastic import probes
 from app.shippers.elastic.controllers import bulk, index_bulk
+from app.shippers.loki import answers as loki_answers
+from app.shippers.loki.controllers import loki_push
 from app.shippers.otlp import answers as otlp_answers
 from app.shippers.otlp.controllers import otlp_logs
 
@@ -27,6 +29,7 @@ def route_handlers() -> list[ControllerRouterHandler]:
         probes.get_template,
         probes.has_template,
         probes.put_template,
+        loki_push,
     ]
 
 
@@ -35,4 +38,5 @@ def error_shapes() -> list[tuple[Callable[[str], bool], ErrorShape]]:
     return [
         (lambda path: path == "/v1/logs", otlp_answers.render_error),
         (lambda path: path == "/v1/elastic" or path.startswith("/v1/elastic/"), elastic_answers.render_error),
+        (lambda path: path.startswith("/v1/loki/"), loki_answers.render_error),
     ]
