@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -56,8 +57,8 @@ class Live:
         return [orjson.loads(line) for line in r.content.splitlines() if line] if r.status_code == 200 else []
 
     def count(self, dataset: str) -> int:
-        rows = self.export(f"['{dataset}'] | count")
-        return int(rows[0]["count"]) if rows else 0
+        rows = self.export(f"['{dataset}'] | summarize n = count()")
+        return int(rows[0]["n"]) if rows else 0
 
     def wait_for(
         self, dataset: str, count: int, seconds: float = 60, failed: Callable[[], str | None] = lambda: None
@@ -90,3 +91,38 @@ def live(pg_server_url: str, clones: Clones, tmp_path_factory: pytest.TempPathFa
             yield Live(server.url, token, database_url)
     finally:
         clones.give_back(name)
+
+
+class Daemon:
+    """A log daemon unpacked by .ci/shippers, run in the foreground with its own configuration, pid and work files
+    (all in `workdir`), its output kept in `workdir/output.log`; stopped with SIGTERM (SIGKILL after 10 s)."""
+
+    def __init__(self, name: str, argv: list[str], workdir: Path) -> None:
+        root = shippers_dir() / "root"
+        libraries = [root / "usr/lib/x86_64-linux-gnu", root / "lib/x86_64-linux-gnu", root / "usr/lib/syslog-ng"]
+        self.name = name
+        self.output = workdir / "output.log"
+        self._log = self.output.open("wb")
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=workdir,
+            env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": ":".join(map(str, libraries))},
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+
+    def exited(self) -> str | None:
+        """Why the daemon is gone, or None while it runs."""
+        if self.proc.poll() is None:
+            return None
+        return f"{self.name} exited with {self.proc.returncode}:\n{self.output.read_text(errors='replace')[-4000:]}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self._log.close()
