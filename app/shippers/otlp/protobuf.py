@@ -26,7 +26,7 @@ from app.shippers.wire import fields
 try:
     from app.shippers.otlp._otlpfast import Reader as _Reader
 except ImportError:  # setup.py builds it where a C compiler is at hand; without it, upb's messages serve alone
-    _Reader = None
+    _Reader = None  # type: ignore[misc,assignment]
 
 MAX_ERRORS = 5  # reasons kept for the answer's message
 _SLICE = 1_000  # events the compiled reader builds at a time (the ingest path pulls them in slices)
