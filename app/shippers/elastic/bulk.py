@@ -11,7 +11,7 @@ Elasticsearch answers, and the rest of the body is stored: shippers retry only t
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,7 @@ _decode = msgspec.json.Decoder().decode
 _ACTION_CACHE = 256
 
 
-@dataclass
+@dataclass(slots=True)
 class Item:
     action: str
     index: str | None
@@ -54,27 +54,35 @@ class Bulk:
             for failure in result.failures:
                 self.items[positions[failure.index]].fail(400, "document_parsing_exception", failure.error)
 
-    def answer(self, took_ms: int) -> dict[str, Any]:
+    def answer(self, took_ms: int) -> bytes:
+        """Elasticsearch's bulk answer, `{took, errors, items}`, as JSON. Written by hand: a request holds up to
+        100,000 items, and an item's result is a fixed shape around its index, id and position."""
         prefix = secrets.token_urlsafe(9)  # ids of the items that came without one: unique to this request
-        results = []
+        names: dict[str | None, bytes] = {}
+        parts = []
+        errors = False
         for seq, item in enumerate(self.items):
-            result: dict[str, Any] = {"_index": item.index, "_id": item.id or f"{prefix}{seq:x}"}
+            index = names.get(item.index)
+            if index is None:
+                index = names[item.index] = _encode(item.index)
+            ident = _encode(item.id) if item.id is not None else b'"%s%x"' % (prefix.encode(), seq)
             if item.error is None:
-                result.update(
-                    _version=1,
-                    result="created",
-                    _shards={"total": 1, "successful": 1, "failed": 0},
-                    _seq_no=seq,
-                    _primary_term=1,
-                    status=201,
-                )
+                parts.append(_CREATED % (item.action.encode(), index, ident, seq))
             else:
+                errors = True
                 es_type, reason = item.error
-                result["status"] = item.status
-                result["error"] = {"type": es_type, "reason": reason}
-            results.append({item.action: result})
-        errors = any(item.error is not None for item in self.items)
-        return {"took": took_ms, "errors": errors, "items": results}
+                failed = {"type": es_type, "reason": reason}
+                parts.append(_FAILED % (item.action.encode(), index, ident, item.status, _encode(failed)))
+        head = b'{"took":%d,"errors":%s,"items":[' % (took_ms, b"true" if errors else b"false")
+        return head + b",".join(parts) + b"]}"
+
+
+_encode = msgspec.json.Encoder().encode
+_CREATED = (
+    b'{"%s":{"_index":%s,"_id":%s,"_version":1,"result":"created",'
+    b'"_shards":{"total":1,"successful":1,"failed":0},"_seq_no":%d,"_primary_term":1,"status":201}}'
+)
+_FAILED = b'{"%s":{"_index":%s,"_id":%s,"status":%d,"error":%s}}'
 
 
 def _action(line: bytes) -> tuple[str, dict[str, Any]] | str:
@@ -97,15 +105,23 @@ def parse(
     body: bytes, *, path_index: str | None, pinned: str | None, may_use: Callable[[str], bool], max_items: int
 ) -> Bulk:
     bulk = Bulk()
+    items, documents, positions = bulk.items, bulk.documents, bulk.positions
     cache: dict[bytes, tuple[str, dict[str, Any]] | str] = {}
-    lines = _Lines(body)
-    for number, line in lines:
+    allowed: dict[str, str | None] = {}  # index -> why it cannot be written to (None: it can)
+    lines = body.split(b"\n")
+    count, i = len(lines), 0
+    while i < count:
+        line = lines[i]
+        i += 1
+        if not line or line.isspace():
+            continue  # blank lines between action and document lines: skipped (rsyslog sends them)
+        number = i
         parsed = cache.get(line)
         if parsed is None:
             parsed = _action(line)
             if len(cache) < _ACTION_CACHE:
                 cache[line] = parsed
-        if len(bulk.items) >= max_items:
+        if len(items) >= max_items:
             raise BeaconError(
                 "too_many_events",
                 f"A bulk request may hold at most {max_items:,} actions; nothing was stored. Send smaller batches.",
@@ -113,73 +129,73 @@ def parse(
         if isinstance(parsed, str):
             item = Item("index", pinned or path_index, None)
             item.fail(400, "illegal_argument_exception", f"Malformed action/metadata line [{number}], {parsed}")
-            bulk.items.append(item)
-            lines.skip_document()  # its document, unless the next line is an action line itself
+            items.append(item)
+            i = _skip_document(lines, i)  # its document, unless the next line is an action line itself
             continue
         action, meta = parsed
         raw_id = meta.get("_id")
-        item = Item(action, _index(meta, path_index, pinned), raw_id if isinstance(raw_id, str) else None)
-        bulk.items.append(item)
-        document = None if action == "delete" else lines.next_line()
+        index = pinned if pinned is not None else _index(meta, path_index)
+        item = Item(action, index, raw_id if isinstance(raw_id, str) else None)
+        items.append(item)
+        document = None
+        if action != "delete":
+            while i < count and (not lines[i] or lines[i].isspace()):
+                i += 1
+            if i < count:
+                document = lines[i]
+                i += 1
         if action in ("delete", "update"):
             item.fail(
                 400,
                 "illegal_argument_exception",
                 f"Beacon stores events and keeps no documents by id: [{action}] is not supported",
             )
-        elif document is None:
+            continue
+        if document is None:
             item.fail(400, "action_request_validation_exception", f"the [{action}] action has no document")
-        elif item.index is None:
+            continue
+        if index is None:
             item.fail(400, "action_request_validation_exception", "index is missing")
-        elif not is_dataset_name(item.index):
-            item.fail(
-                400,
-                "invalid_index_name_exception",
-                f"Invalid index name [{item.index}]: a dataset name is 1-128 letters, digits, '.', '_' or '-', "
-                "starting with a letter or digit",
-            )
-        elif not may_use(item.index):
-            item.fail(403, "security_exception", f"this token may not write to the dataset [{item.index}]")
-        else:
-            bulk.positions.setdefault(item.index, []).append(len(bulk.items) - 1)
-            bulk.documents.append((item.index, document))
+            continue
+        if index not in allowed:
+            allowed[index] = _index_problem(index, may_use)
+        problem = allowed[index]
+        if problem is not None:
+            status, es_type = (403, "security_exception") if problem.startswith("this token") else (400, _BAD_NAME)
+            item.fail(status, es_type, problem)
+            continue
+        where = positions.get(index)
+        if where is None:
+            where = positions[index] = []
+        where.append(len(items) - 1)
+        documents.append((index, document.rstrip(b"\r") if document.endswith(b"\r") else document))
     return bulk
 
 
-def _index(meta: dict[str, Any], path_index: str | None, pinned: str | None) -> str | None:
-    if pinned is not None:
-        return pinned
+_BAD_NAME = "invalid_index_name_exception"
+
+
+def _index_problem(index: str, may_use: Callable[[str], bool]) -> str | None:
+    if not is_dataset_name(index):
+        return (
+            f"Invalid index name [{index}]: a dataset name is 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    if not may_use(index):
+        return f"this token may not write to the dataset [{index}]"
+    return None
+
+
+def _skip_document(lines: list[bytes], i: int) -> int:
+    """After a malformed action line: past the next non-blank line, unless that one reads as an action line."""
+    j = i
+    while j < len(lines) and (not lines[j] or lines[j].isspace()):
+        j += 1
+    if j < len(lines) and isinstance(_action(lines[j].rstrip(b"\r")), str):
+        return j + 1
+    return i
+
+
+def _index(meta: dict[str, Any], path_index: str | None) -> str | None:
     named = meta.get("_index")
     return named if isinstance(named, str) else path_index
-
-
-class _Lines:
-    """The body's non-blank lines with their 1-based line numbers; documents are taken as the next line."""
-
-    def __init__(self, body: bytes) -> None:
-        self._lines = body.split(b"\n")
-        self._pos = 0
-
-    def _advance(self) -> tuple[int, bytes] | None:
-        lines = self._lines
-        while self._pos < len(lines):
-            line = lines[self._pos]
-            self._pos += 1
-            if line and not line.isspace():
-                return self._pos, line.rstrip(b"\r")
-        return None
-
-    def __iter__(self) -> Iterator[tuple[int, bytes]]:
-        while (found := self._advance()) is not None:
-            yield found
-
-    def next_line(self) -> bytes | None:
-        found = self._advance()
-        return None if found is None else found[1]
-
-    def skip_document(self) -> None:
-        """After a malformed action line: skip the line after it, unless that one reads as an action line."""
-        saved = self._pos
-        found = self._advance()
-        if found is not None and not isinstance(_action(found[1]), str):
-            self._pos = saved
