@@ -26,6 +26,7 @@ _BULK_TYPES = {
 }
 _NDJSON = {"application/x-ndjson": openapi.TEXT}
 _JSON = {"application/json": openapi.OBJECT}
+_BULK_ERRORS = "Elasticsearch's error shape: `{error: {root_cause, type, reason}, status}`."
 BULK_OPERATION = openapi.operation_class(
     body=(
         "Action lines (`index` or `create`) each followed by its document, NDJSON, optionally gzip. At most 10 MB as "
@@ -34,11 +35,15 @@ BULK_OPERATION = openapi.operation_class(
     ),
     responses={
         200: ("`{took, errors, items}`: one result per action, in order, with its own `status` and `error`.", _JSON),
-        **openapi.errors(
-            "Elasticsearch's error shape: `{error: {root_cause, type, reason}, status}`.",
-            _JSON,
-            (*openapi.EVERY_ROUTE, *openapi.BODY),
-        ),
+        **openapi.errors(_BULK_ERRORS, _JSON, (*openapi.EVERY_ROUTE, *openapi.BODY)),
+    },
+)
+# With the index in the path: 404 for a path that cannot name one (it holds a NUL).
+INDEX_BULK_OPERATION = openapi.operation_class(
+    body=("As `/v1/elastic/_bulk`; actions without `_index` go to the path's index.", _NDJSON),
+    responses={
+        200: ("`{took, errors, items}`: one result per action, in order, with its own `status` and `error`.", _JSON),
+        **openapi.errors(_BULK_ERRORS, _JSON, (*openapi.EVERY_ROUTE, *openapi.BODY, 404)),
     },
 )
 
@@ -94,15 +99,19 @@ _BULK: dict[str, Any] = {
     "opt": {"scope": "ingest"},
     "tags": ["shippers"],
     "request_max_body_size": sys.maxsize,  # the caps are ingest's own (app/ingest/bodies.py)
-    "operation_class": BULK_OPERATION,
 }
 
 
-@route("/v1/elastic/_bulk", summary="Elasticsearch bulk API", **_BULK)
+@route("/v1/elastic/_bulk", summary="Elasticsearch bulk API", operation_class=BULK_OPERATION, **_BULK)
 async def bulk(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
     return await _bulk(request, db, None)
 
 
-@route("/v1/elastic/{index:str}/_bulk", summary="Elasticsearch bulk API, with a default index", **_BULK)
+@route(
+    "/v1/elastic/{index:str}/_bulk",
+    summary="Elasticsearch bulk API, with a default index",
+    operation_class=INDEX_BULK_OPERATION,
+    **_BULK,
+)
 async def index_bulk(request: Request[Any, Any, Any], db: AsyncSession, index: str) -> Response[bytes]:
     return await _bulk(request, db, index)

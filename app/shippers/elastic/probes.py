@@ -32,7 +32,12 @@ _TEMPLATE_HEAD = openapi.operation_class(
 )
 _TEMPLATE_PUT = openapi.operation_class(
     body=("An index template (acknowledged, not kept).", {"application/json": openapi.OBJECT}),
-    responses={200: ("`{acknowledged: true}`.", _JSON), **_ERRORS, 413: ("Too large.", _JSON)},
+    responses={
+        200: ("`{acknowledged: true}`.", _JSON),
+        **_ERRORS,
+        404: ("The path cannot name a template (it holds a NUL).", _JSON),
+        413: ("Too large.", _JSON),
+    },
 )
 _PROBES: dict[str, Any] = {"opt": {"scope": "ingest"}, "tags": ["shippers"]}
 

@@ -152,3 +152,15 @@ async def test_probes_answer_as_elasticsearch_8(client, auth):
         assert (await client.get(f"/v1/elastic/{kind}/logs", headers=auth)).json()["status"] == 404
         put = await client.put(f"/v1/elastic/{kind}/logs", headers=auth, json={"index_patterns": ["logs-*"]})
         assert put.json() == {"acknowledged": True}
+
+
+async def test_openapi_documents_each_protocols_own_shapes(client):
+    doc = (await client.get("/schema/openapi.json")).json()
+    shippers = {(m, p): op for p, item in doc["paths"].items() for m, op in item.items() if "shippers" in op["tags"]}
+    assert {("post", "/v1/logs"), ("put", "/v1/elastic/_bulk"), ("post", "/v1/loki/api/v1/push")} <= set(shippers)
+    for (method, path), op in shippers.items():
+        for status, response in op["responses"].items():
+            assert "ErrorEnvelope" not in str(response), (method, path, status)
+    logs = shippers[("post", "/v1/logs")]["responses"]
+    assert set(logs["400"]["content"]) == {"application/x-protobuf", "application/json"}
+    assert set(shippers[("post", "/v1/loki/api/v1/push")]["responses"]["400"]["content"]) == {"text/plain"}
