@@ -25,7 +25,8 @@ from app.ingest.timestamps import EPOCH
 from app.settings import asyncpg_dsn
 
 DATASET_HEADER = "X-Beacon-Dataset"
-# From here up, the row builder reads a number as unix nanoseconds (app/ingest/timestamps.py: number_to_us).
+# From here up, nanoseconds are at least 10**14 microseconds, which the row builder reads as microseconds
+# (app/ingest/timestamps.py: number_to_us): 1973-03-03.
 _NS_BY_MAGNITUDE = 100_000_000_000_000_000
 
 
@@ -58,10 +59,13 @@ async def read_whole_body(request: Request[Any, Any, Any], limits: IngestLimits)
 
 
 def ns_time(ns: int) -> int | str:
-    """An event time in unix nanoseconds as the `_time` value for the row builder, exactly: the number itself where
-    the builder reads a number as nanoseconds, RFC 3339 text before that (before 1973-03-03, where it would take
-    a number for another unit). Negative numbers stay numbers: the builder refuses them."""
-    if ns >= _NS_BY_MAGNITUDE or ns < 0:
+    """An event time in unix nanoseconds as the `_time` value for the row builder, exactly: whole microseconds from
+    1973-03-03 on (where the builder reads a number of that size as microseconds, as its compiled path does;
+    nanoseconds have 19 digits, which only its general path reads), RFC 3339 text before that (where a number would be
+    taken for another unit). Negative numbers stay numbers: the builder refuses them."""
+    if ns >= _NS_BY_MAGNITUDE:
+        return ns // 1000
+    if ns < 0:
         return ns
     moment = EPOCH + timedelta(microseconds=ns // 1000)
     return moment.isoformat().replace("+00:00", "Z")

@@ -1,19 +1,21 @@
-/* OTLP logs as protobuf (ExportLogsServiceRequest) -> one dict per log record, read straight off the wire.
+/* OTLP logs as protobuf (ExportLogsServiceRequest) -> one event per log record, as JSON, read straight off the wire.
 
-   app/shippers/otlp/protobuf.py builds the same dicts from upb's messages, which costs a Python object per
+   app/shippers/otlp/protobuf.py builds the same events from upb's messages, which costs a Python object per
    message and per attribute (about 2 µs an attribute). This reads the bytes once to check that it can read
    them exactly as upb would (`check_*`: wire types, no singular field or oneof member given twice, valid UTF-8,
-   nesting well within upb's limit, no event time that protobuf.py would write as text), then builds the
-   dicts in slices as the caller asks (`Reader.take`), in the order protobuf.py sets their keys. A body it
+   nesting well within upb's limit, no event time that protobuf.py would write as text), then writes the events
+   in slices as the caller asks (`Reader.take`), each as the JSON of the dict protobuf.py builds. A body it
    cannot read exactly is left to upb: `Reader(data)` raises ValueError, and protobuf.py decodes it itself. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MAX_DEPTH 48 /* messages deep; upb refuses past 100 */
-#define NS_BY_MAGNITUDE 100000000000000000ULL /* app/shippers/common.py: from here up a number is nanoseconds */
+#define NS_BY_MAGNITUDE 100000000000000000ULL /* app/shippers/common.py: from here up, whole microseconds */
 
 typedef struct { const uint8_t *p, *end; } Buf;
 typedef struct { uint32_t num; int wt; uint64_t v; Buf data; } Field;
@@ -180,131 +182,182 @@ static int check_request(Buf b) {
     return check_message(b, 1, k, 1);
 }
 
-/* ---- building (the bytes are known good: only memory can fail) ------------------------------------------- */
+/* ---- writing each event as JSON (the bytes are known good: only memory can fail) -------------------------- */
 
-static PyObject *text(Buf s) { return PyUnicode_DecodeUTF8((const char *)s.p, s.end - s.p, "strict"); }
+/* The event is written as JSON text rather than built as a dict: the row builder reads JSON (its compiled path),
+   and a dict would be encoded only to be read again. Keys repeated in the text (a map body's key that the record
+   sets too) mean what they mean in the dict protobuf.py builds: the first place, the last value, as JSON objects
+   are read into dicts. Numbers are written as Python writes them; the row builder stores them canonically. */
 
-static PyObject *hex(Buf s) {
-    static const char digits[] = "0123456789abcdef";
-    Py_ssize_t n = s.end - s.p;
-    PyObject *out = PyUnicode_New(2 * n, 127);
-    if (out == NULL) return NULL;
-    Py_UCS1 *w = PyUnicode_1BYTE_DATA(out);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        w[2 * i] = digits[s.p[i] >> 4];
-        w[2 * i + 1] = digits[s.p[i] & 15];
+typedef struct { char *data; Py_ssize_t len, cap; } Out;
+
+static int put(Out *o, const void *s, Py_ssize_t n) {
+    if (o->len + n > o->cap) {
+        Py_ssize_t cap = o->cap ? o->cap : 512;
+        while (cap < o->len + n) cap *= 2;
+        char *data = PyMem_Realloc(o->data, cap);
+        if (data == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        o->data = data;
+        o->cap = cap;
     }
-    return out;
+    memcpy(o->data + o->len, s, n);
+    o->len += n;
+    return 0;
+}
+#define PUTS(o, s) put((o), (s), (Py_ssize_t)strlen(s))
+
+/* A JSON string's inside (no quotes): `"`, `\` and control characters escaped; the rest is valid UTF-8 as it is. */
+static int put_escaped(Out *o, Buf s) {
+    const uint8_t *run = s.p;
+    for (const uint8_t *p = s.p; p < s.end; p++) {
+        uint8_t c = *p;
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        if (put(o, run, p - run) < 0) return -1;
+        char esc[8];
+        switch (c) {
+        case '"': memcpy(esc, "\\\"", 3); break;
+        case '\\': memcpy(esc, "\\\\", 3); break;
+        case '\n': memcpy(esc, "\\n", 3); break;
+        case '\r': memcpy(esc, "\\r", 3); break;
+        case '\t': memcpy(esc, "\\t", 3); break;
+        default: snprintf(esc, sizeof esc, "\\u%04x", c);
+        }
+        if (PUTS(o, esc) < 0) return -1;
+        run = p + 1;
+    }
+    return put(o, run, s.end - run);
 }
 
-static PyObject *base64(Buf s) {
+static int put_string(Out *o, Buf s) {
+    return put(o, "\"", 1) < 0 || put_escaped(o, s) < 0 || put(o, "\"", 1) < 0 ? -1 : 0;
+}
+
+/* `,"<prefix><key>":` (the comma unless first). */
+static int put_key(Out *o, int *first, const char *prefix, Buf key) {
+    if (!*first && put(o, ",", 1) < 0) return -1;
+    *first = 0;
+    return put(o, "\"", 1) < 0 || PUTS(o, prefix) < 0 || put_escaped(o, key) < 0 || put(o, "\":", 2) < 0 ? -1 : 0;
+}
+
+static int put_hex(Out *o, Buf s) {
+    static const char digits[] = "0123456789abcdef";
+    if (put(o, "\"", 1) < 0) return -1;
+    for (const uint8_t *p = s.p; p < s.end; p++) {
+        char pair[2] = {digits[*p >> 4], digits[*p & 15]};
+        if (put(o, pair, 2) < 0) return -1;
+    }
+    return put(o, "\"", 1);
+}
+
+static int put_base64(Out *o, Buf s) {
     static const char table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    Py_ssize_t n = s.end - s.p;
-    PyObject *out = PyUnicode_New(4 * ((n + 2) / 3), 127);
-    if (out == NULL) return NULL;
-    Py_UCS1 *w = PyUnicode_1BYTE_DATA(out);
-    Py_ssize_t i = 0, j = 0;
+    Py_ssize_t n = s.end - s.p, i = 0;
+    if (put(o, "\"", 1) < 0) return -1;
     for (; i + 2 < n; i += 3) {
         uint32_t v = ((uint32_t)s.p[i] << 16) | ((uint32_t)s.p[i + 1] << 8) | s.p[i + 2];
-        w[j++] = table[v >> 18];
-        w[j++] = table[(v >> 12) & 63];
-        w[j++] = table[(v >> 6) & 63];
-        w[j++] = table[v & 63];
+        char quad[4] = {table[v >> 18], table[(v >> 12) & 63], table[(v >> 6) & 63], table[v & 63]};
+        if (put(o, quad, 4) < 0) return -1;
     }
     if (i < n) {
         uint32_t v = (uint32_t)s.p[i] << 16 | (i + 1 < n ? (uint32_t)s.p[i + 1] << 8 : 0);
-        w[j++] = table[v >> 18];
-        w[j++] = table[(v >> 12) & 63];
-        w[j++] = i + 1 < n ? table[(v >> 6) & 63] : '=';
-        w[j++] = '=';
+        char quad[4] = {table[v >> 18], table[(v >> 12) & 63], i + 1 < n ? table[(v >> 6) & 63] : '=', '='};
+        if (put(o, quad, 4) < 0) return -1;
     }
-    return out;
+    return put(o, "\"", 1);
 }
 
-static PyObject *any_value(Buf b);
+static int put_double(Out *o, double d) {
+    if (!isfinite(d)) return put(o, "null", 4); /* as msgspec writes NaN and the infinities */
+    char *text = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL); /* a float reads back as one */
+    if (text == NULL) return -1;
+    int rc = PUTS(o, text);
+    PyMem_Free(text);
+    return rc;
+}
 
-/* KeyValue -> (key, value) into `into`, the key after `prefix` (NULL: none). */
-static int put_kv(PyObject *into, Buf b, PyObject *prefix) {
+static int put_kv_pairs(Out *o, int *first, const char *prefix, Buf kvlist_or_holder, uint32_t field);
+
+/* An AnyValue as JSON (none set: null). */
+static int put_any(Out *o, Buf b) {
+    Field f;
+    char number[32];
+    while (next_field(&b, &f) == 1) {
+        switch (f.num) {
+        case 1: return put_string(o, f.data);
+        case 2: return f.v ? put(o, "true", 4) : put(o, "false", 5);
+        case 3:
+            snprintf(number, sizeof number, "%lld", (long long)f.v);
+            return PUTS(o, number);
+        case 4: {
+            double d;
+            memcpy(&d, &f.v, 8);
+            return put_double(o, d);
+        }
+        case 5: {
+            Field g;
+            Buf items = f.data;
+            int first = 1;
+            if (put(o, "[", 1) < 0) return -1;
+            while (next_field(&items, &g) == 1) {
+                if (g.num != 1) continue;
+                if ((!first && put(o, ",", 1) < 0) || put_any(o, g.data) < 0) return -1;
+                first = 0;
+            }
+            return put(o, "]", 1);
+        }
+        case 6: {
+            int first = 1;
+            return put(o, "{", 1) < 0 || put_kv_pairs(o, &first, "", f.data, 1) < 0 || put(o, "}", 1) < 0 ? -1 : 0;
+        }
+        case 7: return put_base64(o, f.data);
+        }
+    }
+    return put(o, "null", 4);
+}
+
+/* One KeyValue as `"<prefix><key>":<value>`. */
+static int put_kv(Out *o, int *first, const char *prefix, Buf b) {
     Field f;
     Buf key = {b.p, b.p}, value = {NULL, NULL};
     while (next_field(&b, &f) == 1) {
         if (f.num == 1) key = f.data;
         else if (f.num == 2) value = f.data;
     }
-    PyObject *name = text(key);
-    if (name == NULL) return -1;
-    if (prefix != NULL) {
-        PyObject *full = PyUnicode_Concat(prefix, name);
-        Py_DECREF(name);
-        if (full == NULL) return -1;
-        name = full;
-    }
-    PyObject *v = value.p == NULL ? Py_NewRef(Py_None) : any_value(value);
-    if (v == NULL) {
-        Py_DECREF(name);
-        return -1;
-    }
-    int rc = PyDict_SetItem(into, name, v);
-    Py_DECREF(name);
-    Py_DECREF(v);
-    return rc;
+    if (put_key(o, first, prefix, key) < 0) return -1;
+    return value.p == NULL ? put(o, "null", 4) : put_any(o, value);
 }
 
-static PyObject *any_value(Buf b) {
+/* Every KeyValue of a message (its fields numbered `field`) as pairs of the object being written. */
+static int put_kv_pairs(Out *o, int *first, const char *prefix, Buf b, uint32_t field) {
     Field f;
-    while (next_field(&b, &f) == 1) {
-        switch (f.num) {
-        case 1: return text(f.data);
-        case 2: return PyBool_FromLong(f.v != 0);
-        case 3: return PyLong_FromLongLong((long long)f.v);
-        case 4: {
-            double d;
-            memcpy(&d, &f.v, 8);
-            return PyFloat_FromDouble(d);
-        }
-        case 5: {
-            PyObject *list = PyList_New(0);
-            Field g;
-            Buf items = f.data;
-            while (list != NULL && next_field(&items, &g) == 1) {
-                if (g.num != 1) continue;
-                PyObject *item = any_value(g.data);
-                if (item == NULL || PyList_Append(list, item) < 0) Py_CLEAR(list);
-                Py_XDECREF(item);
-            }
-            return list;
-        }
-        case 6: {
-            PyObject *dict = PyDict_New();
-            Field g;
-            Buf items = f.data;
-            while (dict != NULL && next_field(&items, &g) == 1)
-                if (g.num == 1 && put_kv(dict, g.data, NULL) < 0) Py_CLEAR(dict);
-            return dict;
-        }
-        case 7: return base64(f.data);
-        }
-    }
-    return Py_NewRef(Py_None);
+    while (next_field(&b, &f) == 1)
+        if (f.num == field && put_kv(o, first, prefix, f.data) < 0) return -1;
+    return 0;
 }
 
-static PyObject *s_message, *s_time, *s_severity_text, *s_severity_number, *s_trace_id, *s_span_id, *s_flags,
-    *s_event_name, *s_attributes, *s_scope_name, *s_scope_version, *s_scope_attributes, *s_resource;
-
-static int set_new(PyObject *dict, PyObject *key, PyObject *value) {
-    if (value == NULL) return -1;
-    int rc = PyDict_SetItem(dict, key, value);
-    Py_DECREF(value);
-    return rc;
+/* The AnyValue's one member (0: none; 6: a map). */
+static uint32_t any_kind(Buf b, Buf *member) {
+    Field f;
+    while (next_field(&b, &f) == 1)
+        if (f.num >= 1 && f.num <= 7) {
+            *member = f.data;
+            return f.num;
+        }
+    return 0;
 }
 
-/* One log record's event: protobuf.py's _event, key for key. */
-static PyObject *record_event(Buf b, PyObject *context) {
+/* One log record's event, the keys in the order protobuf.py's _event sets them, then `context` (pairs, written). */
+static int put_record(Out *o, Buf b, const Out *context) {
     Field f;
     Buf body = {NULL, NULL}, severity_text = {NULL, NULL}, trace = {NULL, NULL}, span = {NULL, NULL};
     Buf event_name = {NULL, NULL};
     uint64_t time = 0, observed = 0, severity = 0, flags = 0;
     Buf scan = b;
+    char number[32];
+    int first = 1;
     while (next_field(&scan, &f) == 1) {
         switch (f.num) {
         case 1: time = f.v; break;
@@ -318,37 +371,43 @@ static PyObject *record_event(Buf b, PyObject *context) {
         case 12: event_name = f.data; break;
         }
     }
-    PyObject *event = NULL;
+    if (put(o, "{", 1) < 0) return -1;
     if (body.p != NULL) {
-        PyObject *value = any_value(body);
-        if (value == NULL) return NULL;
-        if (PyDict_CheckExact(value)) {
-            event = value;
-        } else {
-            event = PyDict_New();
-            if (event == NULL || (value != Py_None && PyDict_SetItem(event, s_message, value) < 0)) Py_CLEAR(event);
-            Py_DECREF(value);
+        Buf member = {NULL, NULL};
+        uint32_t kind = any_kind(body, &member);
+        if (kind == 6) { /* a map: its pairs are the event's own fields */
+            if (put_kv_pairs(o, &first, "", member, 1) < 0) return -1;
+        } else if (kind != 0) {
+            static const Buf message = {(const uint8_t *)"message", (const uint8_t *)"message" + 7};
+            if (put_key(o, &first, "", message) < 0 || put_any(o, body) < 0) return -1;
         }
-    } else {
-        event = PyDict_New();
     }
-    if (event == NULL) return NULL;
     uint64_t t = time ? time : observed;
-    if ((t && set_new(event, s_time, PyLong_FromUnsignedLongLong(t)) < 0) ||
-        (severity_text.p != severity_text.end && set_new(event, s_severity_text, text(severity_text)) < 0) ||
-        ((int32_t)severity && set_new(event, s_severity_number, PyLong_FromLong((int32_t)severity)) < 0) ||
-        (trace.p != trace.end && set_new(event, s_trace_id, hex(trace)) < 0) ||
-        (span.p != span.end && set_new(event, s_span_id, hex(span)) < 0) ||
-        (flags && set_new(event, s_flags, PyLong_FromUnsignedLong((unsigned long)flags)) < 0) ||
-        (event_name.p != event_name.end && set_new(event, s_event_name, text(event_name)) < 0))
-        goto fail;
-    while (next_field(&b, &f) == 1)
-        if (f.num == 6 && put_kv(event, f.data, s_attributes) < 0) goto fail;
-    if (PyDict_Update(event, context) < 0) goto fail;
-    return event;
-fail:
-    Py_DECREF(event);
-    return NULL;
+#define KEY(name) put_key(o, &first, "", (Buf){(const uint8_t *)name, (const uint8_t *)name + sizeof(name) - 1})
+    if (t) { /* common.py's ns_time: whole microseconds (t is from 1973 on: checked) */
+        snprintf(number, sizeof number, "%llu", (unsigned long long)(t / 1000));
+        if (KEY("_time") < 0 || PUTS(o, number) < 0) return -1;
+    }
+    if (severity_text.p != severity_text.end && (KEY("severity_text") < 0 || put_string(o, severity_text) < 0))
+        return -1;
+    if ((int32_t)severity) {
+        snprintf(number, sizeof number, "%d", (int)(int32_t)severity);
+        if (KEY("severity_number") < 0 || PUTS(o, number) < 0) return -1;
+    }
+    if (trace.p != trace.end && (KEY("trace_id") < 0 || put_hex(o, trace) < 0)) return -1;
+    if (span.p != span.end && (KEY("span_id") < 0 || put_hex(o, span) < 0)) return -1;
+    if (flags) {
+        snprintf(number, sizeof number, "%llu", (unsigned long long)flags);
+        if (KEY("flags") < 0 || PUTS(o, number) < 0) return -1;
+    }
+    if (event_name.p != event_name.end && (KEY("event_name") < 0 || put_string(o, event_name) < 0)) return -1;
+#undef KEY
+    if (put_kv_pairs(o, &first, "attributes.", b, 6) < 0) return -1;
+    if (context->len) {
+        if (!first && put(o, ",", 1) < 0) return -1;
+        if (put(o, context->data, context->len) < 0) return -1;
+    }
+    return put(o, "}", 1);
 }
 
 /* The first field `num` of a message (a singular message field), or an empty one. */
@@ -359,30 +418,17 @@ static Buf find(Buf b, uint32_t num) {
     return (Buf){b.end, b.end};
 }
 
-static PyObject *resource_fields(Buf resource_logs) {
-    PyObject *found = PyDict_New();
-    Buf resource = find(resource_logs, 1);
-    Field f;
-    while (found != NULL && next_field(&resource, &f) == 1)
-        if (f.num == 1 && put_kv(found, f.data, s_resource) < 0) Py_CLEAR(found);
-    return found;
-}
-
-static PyObject *scope_context(Buf scope_logs, PyObject *resource) {
-    PyObject *found = PyDict_New();
-    if (found == NULL) return NULL;
+/* A scope's pairs then its resource's (protobuf.py: scope_fields, updated with the resource's), comma-separated. */
+static int put_context(Out *o, Buf scope_logs, Buf resource_logs) {
     Buf scope = find(scope_logs, 1), name = find(scope, 1), version = find(scope, 2);
-    Field f;
-    if ((name.p != name.end && set_new(found, s_scope_name, text(name)) < 0) ||
-        (version.p != version.end && set_new(found, s_scope_version, text(version)) < 0))
-        goto fail;
-    while (next_field(&scope, &f) == 1)
-        if (f.num == 3 && put_kv(found, f.data, s_scope_attributes) < 0) goto fail;
-    if (PyDict_Update(found, resource) < 0) goto fail;
-    return found;
-fail:
-    Py_DECREF(found);
-    return NULL;
+    int first = 1;
+    static const Buf scope_name = {(const uint8_t *)"name", (const uint8_t *)"name" + 4};
+    static const Buf scope_version = {(const uint8_t *)"version", (const uint8_t *)"version" + 7};
+    if (name.p != name.end && (put_key(o, &first, "scope.", scope_name) < 0 || put_string(o, name) < 0)) return -1;
+    if (version.p != version.end && (put_key(o, &first, "scope.", scope_version) < 0 || put_string(o, version) < 0))
+        return -1;
+    if (put_kv_pairs(o, &first, "scope.attributes.", scope, 3) < 0) return -1;
+    return put_kv_pairs(o, &first, "resource.", find(resource_logs, 1), 1);
 }
 
 /* ---- Reader ---------------------------------------------------------------------------------------------- */
@@ -391,11 +437,15 @@ typedef struct {
     PyObject_HEAD
     Py_buffer view;
     Buf request, resource_logs, scope_logs; /* what is left of each level */
-    PyObject *resource, *context;           /* the current resource's fields, the current scope's */
+    Buf resource_logs_whole;                /* the current ResourceLogs, for its resource */
+    int in_resource, in_scope;
+    Out context; /* the current scope's and resource's pairs */
+    Out event;   /* the event being written */
 } Reader;
 
 static int Reader_init(Reader *self, PyObject *args, PyObject *kwds) {
     PyObject *data;
+    (void)kwds;
     if (!PyArg_ParseTuple(args, "O", &data)) return -1;
     if (PyObject_GetBuffer(data, &self->view, PyBUF_SIMPLE) < 0) return -1;
     self->request = (Buf){self->view.buf, (const uint8_t *)self->view.buf + self->view.len};
@@ -408,47 +458,50 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kwds) {
 
 static void Reader_dealloc(Reader *self) {
     if (self->view.obj != NULL) PyBuffer_Release(&self->view);
-    Py_XDECREF(self->resource);
-    Py_XDECREF(self->context);
+    PyMem_Free(self->context.data);
+    PyMem_Free(self->event.data);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* take(n) -> up to n events (a list; empty at the end). */
+/* take(n) -> up to n events as JSON (a list of bytes; empty at the end). */
 static PyObject *Reader_take(Reader *self, PyObject *arg) {
     Py_ssize_t n = PyLong_AsSsize_t(arg);
     if (n < 0 && PyErr_Occurred()) return NULL;
     PyObject *out = PyList_New(0);
     Field f;
     while (out != NULL && PyList_GET_SIZE(out) < n) {
-        if (self->context != NULL) {
+        if (self->in_scope) {
             if (next_field(&self->scope_logs, &f) != 1) {
-                Py_CLEAR(self->context);
+                self->in_scope = 0;
             } else if (f.num == 2) {
-                PyObject *event = record_event(f.data, self->context);
-                if (event == NULL || PyList_Append(out, event) < 0) Py_CLEAR(out);
-                Py_XDECREF(event);
+                self->event.len = 0;
+                PyObject *line = NULL;
+                if (put_record(&self->event, f.data, &self->context) == 0)
+                    line = PyBytes_FromStringAndSize(self->event.data, self->event.len);
+                if (line == NULL || PyList_Append(out, line) < 0) Py_CLEAR(out);
+                Py_XDECREF(line);
             }
-        } else if (self->resource != NULL) {
+        } else if (self->in_resource) {
             if (next_field(&self->resource_logs, &f) != 1) {
-                Py_CLEAR(self->resource);
+                self->in_resource = 0;
             } else if (f.num == 2) {
-                self->context = scope_context(f.data, self->resource);
+                self->context.len = 0;
                 self->scope_logs = f.data;
-                if (self->context == NULL) Py_CLEAR(out);
+                self->in_scope = 1;
+                if (put_context(&self->context, f.data, self->resource_logs_whole) < 0) Py_CLEAR(out);
             }
         } else if (next_field(&self->request, &f) != 1) {
             break;
         } else if (f.num == 1) {
-            self->resource = resource_fields(f.data);
-            self->resource_logs = f.data;
-            if (self->resource == NULL) Py_CLEAR(out);
+            self->resource_logs = self->resource_logs_whole = f.data;
+            self->in_resource = 1;
         }
     }
     return out;
 }
 
 static PyMethodDef Reader_methods[] = {
-    {"take", (PyCFunction)Reader_take, METH_O, "take(n) -> a list of up to n events (empty at the end)."},
+    {"take", (PyCFunction)Reader_take, METH_O, "take(n) -> up to n events as JSON bytes (an empty list at the end)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -463,7 +516,7 @@ static PyTypeObject ReaderType = {
     .tp_doc = "Reader(data): the events of an ExportLogsServiceRequest; ValueError when upb must decode it.",
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_otlpfast", NULL, -1, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_otlpfast", NULL, -1, NULL, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__otlpfast(void) {
     const uint16_t probe = 1;
@@ -472,12 +525,6 @@ PyMODINIT_FUNC PyInit__otlpfast(void) {
         return NULL;
     }
     if (PyType_Ready(&ReaderType) < 0) return NULL;
-#define KEY(var, s) if ((var = PyUnicode_InternFromString(s)) == NULL) return NULL;
-    KEY(s_message, "message") KEY(s_time, "_time") KEY(s_severity_text, "severity_text")
-    KEY(s_severity_number, "severity_number") KEY(s_trace_id, "trace_id") KEY(s_span_id, "span_id")
-    KEY(s_flags, "flags") KEY(s_event_name, "event_name") KEY(s_attributes, "attributes.")
-    KEY(s_scope_name, "scope.name") KEY(s_scope_version, "scope.version")
-    KEY(s_scope_attributes, "scope.attributes.") KEY(s_resource, "resource.")
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0) {

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import msgspec
 from litestar import Request, Response, post
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -36,7 +35,6 @@ _OPERATION = openapi.operation_class(
         ),
     },
 )
-_encode = msgspec.json.Encoder().encode
 
 
 @post(
@@ -59,7 +57,7 @@ async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession) -> Respon
     stored = await store(
         request,
         db,
-        ((dataset, _encode(event)) for event in decoded.events()),
+        ((dataset, line) for line in decoded.lines()),
         limits=limits,
         options=EventOptions(timestamp_field="_time", arrival=arrival),
     )

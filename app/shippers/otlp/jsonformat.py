@@ -22,7 +22,7 @@ from app.shippers.common import ns_time
 from app.shippers.otlp.protobuf import MAX_ERRORS
 
 _MAX_INT64 = 2**63
-_MAX_UINT64 = 2**64
+_encode = msgspec.json.Encoder().encode
 
 
 class _Bad(Exception):
@@ -52,6 +52,10 @@ class JsonLogs:
         self.rejected += count
         if len(self.errors) < MAX_ERRORS:
             self.errors.append(error)
+
+    def lines(self) -> Iterator[bytes]:
+        """Each log record's event as JSON, in order."""
+        return map(_encode, self.events())
 
     def events(self) -> Iterator[dict[str, Any]]:
         for i, resource_logs in enumerate(self._resource_logs):

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope
@@ -29,6 +30,7 @@ except ImportError:  # setup.py builds it where a C compiler is at hand; without
     _Reader = None  # type: ignore[misc,assignment]
 
 MAX_ERRORS = 5  # reasons kept for the answer's message
+_encode = msgspec.json.Encoder().encode
 _SLICE = 1_000  # events the compiled reader builds at a time (the ingest path pulls them in slices)
 
 
@@ -39,9 +41,10 @@ class Decoded:
     errors: list[str] = field(default_factory=list)
     reader: Any = None  # the compiled reader (_otlpfast.c), when it reads the body: `request` is then empty
 
-    def events(self) -> Iterator[dict[str, Any]]:
+    def lines(self) -> Iterator[bytes]:
+        """Each log record's event as JSON, in order."""
         if self.reader is None:
-            yield from events(self.request)
+            yield from map(_encode, events(self.request))
             return
         while batch := self.reader.take(_SLICE):
             yield from batch
