@@ -6,6 +6,10 @@ action names (`_index`, else the index in the path; `X-Beacon-Dataset` pins one 
 its time. An item that cannot be stored (a bad action line, `delete`/`update`, an index that is not a valid
 dataset name or not the token's, a document the ingest path refuses) gets an error in its own result, as
 Elasticsearch answers, and the rest of the body is stored: shippers retry only the items that failed.
+
+A request holds up to 100,000 items, mostly under a few distinct action lines: each distinct line is read and
+judged once (`_Action`), an item that is stored is that shared object in the item list (no object of its own),
+and the answer is written from a fixed shape per action.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 
@@ -23,27 +26,47 @@ from app.ingest.batches import DatasetResult
 
 _ACTIONS = ("index", "create", "delete", "update")
 _decode = msgspec.json.Decoder().decode
-# Shippers repeat the same few action lines: each distinct one is parsed once per request (up to this many).
+_encode = msgspec.json.Encoder().encode
+# Each distinct action line is read once per request (up to this many; the rest are read each time).
 _ACTION_CACHE = 256
+_BAD_NAME = "invalid_index_name_exception"
+_CREATED_REST = (
+    b'"_version":1,"result":"created","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":%d,"_primary_term":1,'
+    b'"status":201}}'
+)
+_CREATED = b'{"%b":{"_index":%b,"_id":%b,' + _CREATED_REST
+_FAILED = b'{"%b":{"_index":%b,"_id":%b,"status":%d,"error":%b}}'
 
 
 @dataclass(slots=True)
 class Item:
+    """An item with something of its own: an id, or an error."""
+
     action: str
     index: str | None
     id: str | None
     status: int = 201
     error: tuple[str, str] | None = None  # Elasticsearch's error type and reason
 
-    def fail(self, status: int, es_type: str, reason: str) -> None:
-        self.status, self.error = status, (es_type, reason)
+
+@dataclass(slots=True, eq=False)
+class _Action:
+    """A distinct action line, read and judged once: what its items are, or why they fail."""
+
+    action: str
+    index: str | None
+    id: str | None
+    error: tuple[int, str, str] | None  # (status, type, reason) of every item of this line
+    takes_document: bool  # a document line follows (not for `delete`, nor after a malformed line: see parse)
+    malformed: bool = False
 
 
 @dataclass
 class Bulk:
-    """A parsed bulk body: its items in order, and the documents to store as (dataset, JSON) pairs."""
+    """A parsed bulk body: its items in order (an `_Action` for an item stored under a line without an id), and the
+    documents to store as (dataset, JSON) pairs."""
 
-    items: list[Item] = field(default_factory=list)
+    items: list[Item | _Action] = field(default_factory=list)
     documents: list[tuple[str, bytes]] = field(default_factory=list)
     positions: dict[str, list[int]] = field(default_factory=dict)  # dataset -> its documents' item positions
 
@@ -52,53 +75,83 @@ class Bulk:
         for name, result in results.items():
             positions = self.positions[name]
             for failure in result.failures:
-                self.items[positions[failure.index]].fail(400, "document_parsing_exception", failure.error)
+                at = positions[failure.index]
+                item = self.items[at]
+                self.items[at] = Item(
+                    item.action, item.index, item.id, 400, ("document_parsing_exception", failure.error)
+                )
 
     def answer(self, took_ms: int) -> bytes:
-        """Elasticsearch's bulk answer, `{took, errors, items}`, as JSON. Written by hand: a request holds up to
-        100,000 items, and an item's result is a fixed shape around its index, id and position."""
-        prefix = secrets.token_urlsafe(9)  # ids of the items that came without one: unique to this request
+        """Elasticsearch's bulk answer, `{took, errors, items}`, as JSON."""
+        prefix = secrets.token_urlsafe(9).encode()  # ids of the items that came without one: unique to this request
+        shapes: dict[int, bytes] = {}  # id(_Action) -> its items' answer, with the position left to fill in
         names: dict[str | None, bytes] = {}
         parts = []
         errors = False
         for seq, item in enumerate(self.items):
+            if type(item) is _Action:
+                shape = shapes.get(id(item))
+                if shape is None:  # the answer of this line's items, their position (id and _seq_no) to fill in
+                    head = b'{"%b":{"_index":%b,"_id":"%b' % (item.action.encode(), _encode(item.index), prefix)
+                    shape = shapes[id(item)] = head.replace(b"%", b"%%") + b'%x",' + _CREATED_REST
+                parts.append(shape % (seq, seq))
+                continue
+            assert isinstance(item, Item)
             index = names.get(item.index)
             if index is None:
                 index = names[item.index] = _encode(item.index)
-            ident = _encode(item.id) if item.id is not None else b'"%s%x"' % (prefix.encode(), seq)
+            ident = _encode(item.id) if item.id is not None else b'"%b%x"' % (prefix, seq)
             if item.error is None:
                 parts.append(_CREATED % (item.action.encode(), index, ident, seq))
             else:
                 errors = True
                 es_type, reason = item.error
-                failed = {"type": es_type, "reason": reason}
-                parts.append(_FAILED % (item.action.encode(), index, ident, item.status, _encode(failed)))
+                failed = _encode({"type": es_type, "reason": reason})
+                parts.append(_FAILED % (item.action.encode(), index, ident, item.status, failed))
         head = b'{"took":%d,"errors":%s,"items":[' % (took_ms, b"true" if errors else b"false")
         return head + b",".join(parts) + b"]}"
 
 
-_encode = msgspec.json.Encoder().encode
-_CREATED = (
-    b'{"%s":{"_index":%s,"_id":%s,"_version":1,"result":"created",'
-    b'"_shards":{"total":1,"successful":1,"failed":0},"_seq_no":%d,"_primary_term":1,"status":201}}'
-)
-_FAILED = b'{"%s":{"_index":%s,"_id":%s,"status":%d,"error":%s}}'
-
-
-def _action(line: bytes) -> tuple[str, dict[str, Any]] | str:
-    """(action, metadata), or why the line is not an action line."""
+def _read_action(line: bytes, path_index: str | None, pinned: str | None, may_use: Callable[[str], bool]) -> _Action:
+    """An action line, judged: what its items are, or the error each of them gets."""
     try:
         parsed = _decode(line)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
-        return f"the action line is not valid JSON: {exc}"
+        return _malformed(f"the action line is not valid JSON: {exc}", path_index, pinned)
     if type(parsed) is not dict or len(parsed) != 1:
-        return "an action line is an object with one key: create, delete, index or update"
+        reason = "an action line is an object with one key: create, delete, index or update"
+        return _malformed(reason, path_index, pinned)
     ((action, meta),) = parsed.items()
     if action not in _ACTIONS:
-        return f"expected field [create], [delete], [index] or [update] but found [{action}]"
+        reason = f"expected field [create], [delete], [index] or [update] but found [{action}]"
+        return _malformed(reason, path_index, pinned)
     if type(meta) is not dict:
-        return f"the value of [{action}] is not an object"
-    return action, meta
+        return _malformed(f"the value of [{action}] is not an object", path_index, pinned)
+    raw_id = meta.get("_id")
+    named = meta.get("_index")
+    index = pinned if pinned is not None else named if isinstance(named, str) else path_index
+    item_id = raw_id if isinstance(raw_id, str) else None
+    takes_document = action != "delete"
+    if action in ("delete", "update"):
+        reason = f"Beacon stores events and keeps no documents by id: [{action}] is not supported"
+        return _Action(action, index, item_id, (400, "illegal_argument_exception", reason), takes_document)
+    if index is None:
+        return _Action(action, index, item_id, (400, "action_request_validation_exception", "index is missing"), True)
+    if not is_dataset_name(index):
+        reason = (
+            f"Invalid index name [{index}]: a dataset name is 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+        return _Action(action, index, item_id, (400, _BAD_NAME, reason), True)
+    if not may_use(index):
+        reason = f"this token may not write to the dataset [{index}]"
+        return _Action(action, index, item_id, (403, "security_exception", reason), True)
+    return _Action(action, index, item_id, None, True)
+
+
+def _malformed(reason: str, path_index: str | None, pinned: str | None) -> _Action:
+    # The line number is the item's own: it is added where the item is made (the line is judged once).
+    return _Action("index", pinned or path_index, None, (400, "illegal_argument_exception", reason), False, True)
 
 
 def parse(
@@ -106,8 +159,7 @@ def parse(
 ) -> Bulk:
     bulk = Bulk()
     items, documents, positions = bulk.items, bulk.documents, bulk.positions
-    cache: dict[bytes, tuple[str, dict[str, Any]] | str] = {}
-    allowed: dict[str, str | None] = {}  # index -> why it cannot be written to (None: it can)
+    cache: dict[bytes, _Action] = {}
     lines = body.split(b"\n")
     count, i = len(lines), 0
     while i < count:
@@ -115,75 +167,47 @@ def parse(
         i += 1
         if not line or line.isspace():
             continue  # blank lines between action and document lines: skipped (rsyslog sends them)
-        number = i
-        parsed = cache.get(line)
-        if parsed is None:
-            parsed = _action(line)
+        action = cache.get(line)
+        if action is None:
+            action = _read_action(line, path_index, pinned, may_use)
             if len(cache) < _ACTION_CACHE:
-                cache[line] = parsed
+                cache[line] = action
         if len(items) >= max_items:
             raise BeaconError(
                 "too_many_events",
                 f"A bulk request may hold at most {max_items:,} actions; nothing was stored. Send smaller batches.",
             )
-        if isinstance(parsed, str):
-            item = Item("index", pinned or path_index, None)
-            item.fail(400, "illegal_argument_exception", f"Malformed action/metadata line [{number}], {parsed}")
-            items.append(item)
+        if action.malformed:
+            assert action.error is not None
+            status, es_type, reason = action.error
+            reason = f"Malformed action/metadata line [{i}], {reason}"
+            items.append(Item("index", action.index, None, status, (es_type, reason)))
             i = _skip_document(lines, i)  # its document, unless the next line is an action line itself
             continue
-        action, meta = parsed
-        raw_id = meta.get("_id")
-        index = pinned if pinned is not None else _index(meta, path_index)
-        item = Item(action, index, raw_id if isinstance(raw_id, str) else None)
-        items.append(item)
         document = None
-        if action != "delete":
+        if action.takes_document:
             while i < count and (not lines[i] or lines[i].isspace()):
                 i += 1
             if i < count:
                 document = lines[i]
                 i += 1
-        if action in ("delete", "update"):
-            item.fail(
-                400,
-                "illegal_argument_exception",
-                f"Beacon stores events and keeps no documents by id: [{action}] is not supported",
-            )
+        if action.error is not None:
+            status, es_type, reason = action.error
+            items.append(Item(action.action, action.index, action.id, status, (es_type, reason)))
             continue
         if document is None:
-            item.fail(400, "action_request_validation_exception", f"the [{action}] action has no document")
+            error = ("action_request_validation_exception", f"the [{action.action}] action has no document")
+            items.append(Item(action.action, action.index, action.id, 400, error))
             continue
-        if index is None:
-            item.fail(400, "action_request_validation_exception", "index is missing")
-            continue
-        if index not in allowed:
-            allowed[index] = _index_problem(index, may_use)
-        problem = allowed[index]
-        if problem is not None:
-            status, es_type = (403, "security_exception") if problem.startswith("this token") else (400, _BAD_NAME)
-            item.fail(status, es_type, problem)
-            continue
+        index = action.index
+        assert index is not None
         where = positions.get(index)
         if where is None:
             where = positions[index] = []
-        where.append(len(items) - 1)
+        where.append(len(items))
+        items.append(action if action.id is None else Item(action.action, index, action.id))
         documents.append((index, document.rstrip(b"\r") if document.endswith(b"\r") else document))
     return bulk
-
-
-_BAD_NAME = "invalid_index_name_exception"
-
-
-def _index_problem(index: str, may_use: Callable[[str], bool]) -> str | None:
-    if not is_dataset_name(index):
-        return (
-            f"Invalid index name [{index}]: a dataset name is 1-128 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    if not may_use(index):
-        return f"this token may not write to the dataset [{index}]"
-    return None
 
 
 def _skip_document(lines: list[bytes], i: int) -> int:
@@ -191,11 +215,12 @@ def _skip_document(lines: list[bytes], i: int) -> int:
     j = i
     while j < len(lines) and (not lines[j] or lines[j].isspace()):
         j += 1
-    if j < len(lines) and isinstance(_action(lines[j].rstrip(b"\r")), str):
-        return j + 1
+    if j < len(lines):
+        try:
+            parsed = _decode(lines[j])
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            return j + 1
+        is_action = type(parsed) is dict and len(parsed) == 1 and next(iter(parsed)) in _ACTIONS
+        if not is_action or type(next(iter(parsed.values()))) is not dict:
+            return j + 1
     return i
-
-
-def _index(meta: dict[str, Any], path_index: str | None) -> str | None:
-    named = meta.get("_index")
-    return named if isinstance(named, str) else path_index
