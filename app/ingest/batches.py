@@ -1,18 +1,18 @@
 """Ingesting events that arrive already split, into one dataset or several: the shippers' protocols (app/shippers/).
 
-A protocol's decoder yields `(dataset, raw JSON object)` pairs in request order. They go through what
+A protocol's decoder yields runs of events, `(dataset, [raw JSON object, ...])`, in request order. They go through what
 `POST /v1/ingest` uses (service.py): the same row builder (limits, failures, flattening, times), COPY chunks,
 field discovery, per-minute counts and day bounds, in one transaction for the whole request, so a request's
 events are committed together or not at all, whichever datasets they go to.
 
-The decoder is pulled in slices, and the event loop runs between them: a large request never holds it for
-longer than a slice takes to decode and build.
+The decoder is pulled run by run, and the event loop runs between slices of them: a large request never holds it
+for longer than a slice takes to decode and build.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
@@ -62,43 +62,44 @@ class EventOptions:
 
 async def ingest_events(
     session: AsyncSession,
-    events: Iterable[tuple[str, bytes]],
+    runs: Iterable[tuple[str, list[bytes]]],
     options: EventOptions,
     *,
     limits: IngestLimits,
     caches: IngestCaches,
     dsn: str,
 ) -> dict[str, DatasetResult]:
-    """Store `events` (dataset names already checked against the token) and commit; the result of each dataset,
-    in the order they first appear. Events must not be blank (a blank item would be skipped without a
-    position, and the positions of failures would no longer match the caller's)."""
+    """Store the events of `runs` and commit; the result of each dataset, in the order they first appear.
+
+    A run is events of one dataset (its name already checked against the token), in request order, at most about
+    `SLICE` of them: the event loop runs between runs once a slice's worth has been read. Events must not be blank
+    (a blank item would be skipped without a position, and the positions of failures would no longer match the
+    caller's)."""
     targets: dict[str, _Target] = {}
     writer: ChunkWriter | None = None
-    source = iter(events)
-    count = 0
+    count = since_turn = 0
     try:
-        while part := list(islice(source, SLICE)):
-            count += len(part)
+        for name, lines in runs:
+            count += len(lines)
             if count > limits.max_request_events:
                 raise BeaconError(
                     "too_many_events",
                     f"A request may hold at most {limits.max_request_events:,} events; nothing was stored. "
                     "Send smaller batches.",
                 )
-            grouped: dict[str, list[bytes]] = {}
-            for name, line in part:
-                grouped.setdefault(name, []).append(line)
-            for name, lines in grouped.items():
-                target = targets.get(name)
-                if target is None:
-                    target = targets[name] = await _open(session, name, targets, options, limits)
-                    if writer is None and target.builder is not None:
-                        writer = ChunkWriter(await driver_connection(session), caches, dsn)
-                if target.builder is None or writer is None:
-                    _refuse(target, len(lines), limits, options)
-                    continue
+            target = targets.get(name)
+            if target is None:
+                target = targets[name] = await _open(session, name, targets, options, limits)
+                if writer is None and target.builder is not None:
+                    writer = ChunkWriter(await driver_connection(session), caches, dsn)
+            if target.builder is None or writer is None:
+                _refuse(target, len(lines), limits, options)
+            else:
                 await add_events(target.builder, writer, lines, limits)
-            await asyncio.sleep(0)
+            since_turn += len(lines)
+            if since_turn >= SLICE:
+                since_turn = 0
+                await asyncio.sleep(0)
         if writer is not None:
             for target in targets.values():
                 if target.builder is not None:
@@ -110,6 +111,13 @@ async def ingest_events(
         raise
     await _commit(session, targets, writer, caches)
     return {name: target.result for name, target in targets.items()}
+
+
+def runs_of(dataset: str, lines: Iterable[bytes], size: int = SLICE) -> Iterator[tuple[str, list[bytes]]]:
+    """`lines` of one dataset as runs of at most `size`."""
+    source = iter(lines)
+    while run := list(islice(source, size)):
+        yield dataset, run
 
 
 async def _open(

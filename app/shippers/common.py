@@ -1,7 +1,7 @@
 """What the shippers' endpoints share: the dataset header, the ingest environment, event times, the final step.
 
-Each protocol decodes its body into `(dataset, raw JSON object)` pairs and hands them to `store`, which runs them
-through app/ingest/batches.py: the path of `POST /v1/ingest`, with nothing left out.
+Each protocol decodes its body into runs of `(dataset, [raw JSON object, ...])` and hands them to `store`, which
+runs them through app/ingest/batches.py: the path of `POST /v1/ingest`, with nothing left out.
 """
 
 from __future__ import annotations
@@ -93,17 +93,17 @@ def may_use(request: Request[Any, Any, Any], dataset: str) -> bool:
 async def store(
     request: Request[Any, Any, Any],
     db: AsyncSession,
-    events: Iterable[tuple[str, bytes]],
+    runs: Iterable[tuple[str, list[bytes]]],
     *,
     limits: IngestLimits,
     options: EventOptions,
     rejected: int = 0,
 ) -> Stored:
-    """Ingest `events` (their datasets checked, named and allowed) in one transaction; counts them in the metrics,
-    with the events the protocol's decoder `rejected` before they could be ingested."""
+    """Ingest `runs` of events (their datasets checked, named and allowed: app/ingest/batches.py) in one transaction;
+    counts them in the metrics, with the events the protocol's decoder `rejected` before they could be ingested."""
     state = request.app.state
     results = await ingest_events(
-        db, events, options, limits=limits, caches=caches_of(state), dsn=asyncpg_dsn(state.settings.database_url)
+        db, runs, options, limits=limits, caches=caches_of(state), dsn=asyncpg_dsn(state.settings.database_url)
     )
     stored = Stored(results)
     state.metrics.events_ingested.inc(stored.ingested)

@@ -22,7 +22,7 @@ import msgspec
 
 from app.datasets.names import is_dataset_name
 from app.errors import BeaconError
-from app.ingest.batches import DatasetResult
+from app.ingest.batches import SLICE, DatasetResult
 
 _ACTIONS = ("index", "create", "delete", "update")
 _decode = msgspec.json.Decoder().decode
@@ -64,10 +64,11 @@ class _Action:
 @dataclass
 class Bulk:
     """A parsed bulk body: its items in order (an `_Action` for an item stored under a line without an id), and the
-    documents to store as (dataset, JSON) pairs."""
+    documents to store, in runs of one dataset (app/ingest/batches.py)."""
 
     items: list[Item | _Action] = field(default_factory=list)
-    documents: list[tuple[str, bytes]] = field(default_factory=list)
+    runs: list[tuple[str, list[bytes]]] = field(default_factory=list)
+    documents: int = 0
     positions: dict[str, list[int]] = field(default_factory=dict)  # dataset -> its documents' item positions
 
     def settle(self, results: dict[str, DatasetResult]) -> None:
@@ -158,7 +159,9 @@ def parse(
     body: bytes, *, path_index: str | None, pinned: str | None, may_use: Callable[[str], bool], max_items: int
 ) -> Bulk:
     bulk = Bulk()
-    items, documents, positions = bulk.items, bulk.documents, bulk.positions
+    items, runs, positions = bulk.items, bulk.runs, bulk.positions
+    run: list[bytes] = []
+    run_index = None
     cache: dict[bytes, _Action] = {}
     lines = body.split(b"\n")
     count, i = len(lines), 0
@@ -206,7 +209,11 @@ def parse(
             where = positions[index] = []
         where.append(len(items))
         items.append(action if action.id is None else Item(action.action, index, action.id))
-        documents.append((index, document.rstrip(b"\r") if document.endswith(b"\r") else document))
+        if index != run_index or len(run) >= SLICE:
+            run, run_index = [], index
+            runs.append((index, run))
+        run.append(document.rstrip(b"\r") if document.endswith(b"\r") else document)
+    bulk.documents = sum(len(lines) for _, lines in runs)
     return bulk
 
 

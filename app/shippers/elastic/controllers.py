@@ -82,12 +82,10 @@ async def _bulk(request: Request[Any, Any, Any], db: AsyncSession, path_index: s
     stored = await store(
         request,
         db,
-        bulk.documents,
+        bulk.runs,
         limits=limits,
-        options=EventOptions(
-            timestamp_field=TIMESTAMP_FIELD, arrival=arrival, failures_shown=max(len(bulk.documents), 1)
-        ),
-        rejected=len(bulk.items) - len(bulk.documents),
+        options=EventOptions(timestamp_field=TIMESTAMP_FIELD, arrival=arrival, failures_shown=max(bulk.documents, 1)),
+        rejected=len(bulk.items) - bulk.documents,
     )
     bulk.settle(stored.datasets)
     return answer(request, bulk.answer(round((time.monotonic() - started) * 1000)))

@@ -65,7 +65,7 @@ async def loki_push(request: Request[Any, Any, Any], db: AsyncSession) -> Respon
     stored = await store(
         request,
         db,
-        decoded.events(pinned=pinned, may_use=principal(request).can_use_dataset),
+        decoded.runs(pinned=pinned, may_use=principal(request).can_use_dataset),
         limits=limits,
         options=EventOptions(timestamp_field="_time", arrival=arrival),
     )

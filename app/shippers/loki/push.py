@@ -19,6 +19,7 @@ from google.protobuf.message import DecodeError
 
 from app.datasets.names import is_dataset_name
 from app.errors import BeaconError
+from app.ingest.batches import SLICE
 from app.ingest.limits import size_text
 from app.shippers.common import ns_time
 from app.shippers.loki import labels as label_sets
@@ -50,8 +51,9 @@ class Push:
         if len(self.errors) < MAX_ERRORS:
             self.errors.append(error)
 
-    def events(self, *, pinned: str | None, may_use: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
-        """(dataset, event JSON) of every entry that can be stored, in order."""
+    def runs(self, *, pinned: str | None, may_use: Callable[[str], bool]) -> Iterator[tuple[str, list[bytes]]]:
+        """The events of every entry that can be stored, as JSON, in order, in runs for the ingest path
+        (app/ingest/batches.py)."""
         for shown, found, entries, read in self.streams:
             if isinstance(found, str):
                 self.reject(max(len(entries), 1), f"stream {shown}: {found}")
@@ -64,6 +66,7 @@ class Push:
             if problem is not None:
                 self.reject(max(len(entries), 1), f"stream {shown}: {problem}")
                 continue
+            run: list[bytes] = []
             for index, raw in enumerate(entries):
                 entry = read(raw)
                 if isinstance(entry, str):
@@ -74,7 +77,12 @@ class Push:
                 event.update(metadata)
                 event["message"] = line
                 event["_time"] = ns_time(time_ns)
-                yield dataset, _encode(event)
+                run.append(_encode(event))
+                if len(run) >= SLICE:
+                    yield dataset, run
+                    run = []
+            if run:
+                yield dataset, run
 
 
 def _dataset_problem(name: str, may_use: Callable[[str], bool]) -> str | None:

@@ -57,7 +57,7 @@ async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession) -> Respon
     stored = await store(
         request,
         db,
-        ((dataset, line) for line in decoded.lines()),
+        decoded.runs(dataset),
         limits=limits,
         options=EventOptions(timestamp_field="_time", arrival=arrival),
     )

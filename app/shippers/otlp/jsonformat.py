@@ -18,6 +18,7 @@ import msgspec
 from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 
 from app.errors import BeaconError
+from app.ingest.batches import runs_of
 from app.shippers.common import ns_time
 from app.shippers.otlp.protobuf import MAX_ERRORS
 
@@ -53,9 +54,9 @@ class JsonLogs:
         if len(self.errors) < MAX_ERRORS:
             self.errors.append(error)
 
-    def lines(self) -> Iterator[bytes]:
-        """Each log record's event as JSON, in order."""
-        return map(_encode, self.events())
+    def runs(self, dataset: str) -> Iterator[tuple[str, list[bytes]]]:
+        """Each log record's event as JSON, in order, in runs for the ingest path (app/ingest/batches.py)."""
+        return runs_of(dataset, map(_encode, self.events()))
 
     def events(self) -> Iterator[dict[str, Any]]:
         for i, resource_logs in enumerate(self._resource_logs):

@@ -21,6 +21,7 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeL
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 
 from app.errors import BeaconError
+from app.ingest.batches import SLICE, runs_of
 from app.shippers.common import ns_time
 from app.shippers.wire import fields
 
@@ -31,7 +32,6 @@ except ImportError:  # setup.py builds it where a C compiler is at hand; without
 
 MAX_ERRORS = 5  # reasons kept for the answer's message
 _encode = msgspec.json.Encoder().encode
-_SLICE = 1_000  # events the compiled reader builds at a time (the ingest path pulls them in slices)
 
 
 @dataclass
@@ -41,13 +41,13 @@ class Decoded:
     errors: list[str] = field(default_factory=list)
     reader: Any = None  # the compiled reader (_otlpfast.c), when it reads the body: `request` is then empty
 
-    def lines(self) -> Iterator[bytes]:
-        """Each log record's event as JSON, in order."""
+    def runs(self, dataset: str) -> Iterator[tuple[str, list[bytes]]]:
+        """Each log record's event as JSON, in order, in runs for the ingest path (app/ingest/batches.py)."""
         if self.reader is None:
-            yield from map(_encode, events(self.request))
+            yield from runs_of(dataset, map(_encode, events(self.request)))
             return
-        while batch := self.reader.take(_SLICE):
-            yield from batch
+        while batch := self.reader.take(SLICE):
+            yield dataset, batch
 
     def reject(self, count: int, error: str) -> None:
         self.rejected += count

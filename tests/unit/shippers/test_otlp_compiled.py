@@ -79,7 +79,7 @@ def outcome(data: bytes, *, compiled: bool) -> tuple[str, object]:
     try:
         decoded = protobuf.decode(data, compiled=compiled)
         # The JSON as the row builder reads it (a repeated key: its first place, its last value), written anew.
-        lines = [msgspec.json.encode(msgspec.json.decode(line)) for line in decoded.lines()]
+        lines = [msgspec.json.encode(msgspec.json.decode(line)) for _, run in decoded.runs("d") for line in run]
         return "events", (lines, decoded.rejected)
     except BeaconError as exc:
         return "refused", exc.code
@@ -132,7 +132,7 @@ def test_a_field_given_twice_is_left_to_upb():
     patched = _fix_lengths(record_bytes, record_bytes + tail, req)
     assert protobuf.decode(patched).reader is None
     assert outcome(patched, compiled=True) == outcome(patched, compiled=False)
-    events = [msgspec.json.decode(line) for line in protobuf.decode(patched).lines()]
+    events = [msgspec.json.decode(line) for _, run in protobuf.decode(patched).runs("d") for line in run]
     assert events[0]["message"] == "second"
 
 
