@@ -86,6 +86,20 @@ class Stored:
         return sum(r.failed for r in self.datasets.values())
 
 
+def arrival_warnings(stored: Stored, without: str) -> list[str]:
+    """The ingest path's `time_from_arrival` warnings, worded for a protocol (which has no `timestamp-field`):
+    events stamped with their arrival time for want of `without`, though they carry a field that looks like a time."""
+    found = []
+    for result in stored.datasets.values():
+        for warning in result.warnings:
+            if warning.code == "time_from_arrival" and warning.field:
+                found.append(
+                    f"{result.dataset}: events without {without} were stamped with their arrival time, though they "
+                    f"carry `{warning.field}`"
+                )
+    return found
+
+
 def may_use(request: Request[Any, Any, Any], dataset: str) -> bool:
     return principal(request).can_use_dataset(dataset)
 

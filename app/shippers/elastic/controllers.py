@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth import principal
 from app.ingest.batches import EventOptions
 from app.shippers import openapi
-from app.shippers.common import header_dataset, limits_for, read_whole_body, store
+from app.shippers.common import arrival_warnings, header_dataset, limits_for, read_whole_body, store
 from app.shippers.elastic.answers import ElasticError, answer
 from app.shippers.elastic.bulk import parse
 from app.timefmt import utcnow
@@ -88,7 +88,12 @@ async def _bulk(request: Request[Any, Any, Any], db: AsyncSession, path_index: s
         rejected=len(bulk.items) - bulk.documents,
     )
     bulk.settle(stored.datasets)
-    return answer(request, bulk.answer(round((time.monotonic() - started) * 1000)))
+    response = answer(request, bulk.answer(round((time.monotonic() - started) * 1000)))
+    # Elasticsearch's warnings travel in `Warning` headers (its clients log or raise them): 299 is "persistent".
+    warnings = arrival_warnings(stored, "`@timestamp`")
+    if warnings:
+        response.headers["Warning"] = ", ".join('299 Beacon "' + w.replace('"', '\\"') + '"' for w in warnings)
+    return response
 
 
 _BULK: dict[str, Any] = {

@@ -47,13 +47,16 @@ def _encode(message: Message, encoding: str) -> bytes:
     return message.SerializeToString()
 
 
-def accepted(encoding: str, rejected: int, errors: list[str]) -> Response[bytes]:
-    """200: everything stored, or a partial success naming how many records were rejected and why."""
+def accepted(encoding: str, rejected: int, errors: list[str], warnings: list[str]) -> Response[bytes]:
+    """200: everything stored, or a partial success naming how many records were rejected and why (and, with none
+    rejected, the warnings: OTLP's partial success carries them so)."""
     answer = ExportLogsServiceResponse()
     if rejected:
-        answer.partial_success.rejected_log_records = rejected
         shown = "; ".join(errors) if errors else "malformed log records"
-        answer.partial_success.error_message = f"{rejected} log record(s) rejected: {shown}"
+        answer.partial_success.rejected_log_records = rejected
+        answer.partial_success.error_message = "; ".join([f"{rejected} log record(s) rejected: {shown}", *warnings])
+    elif warnings:
+        answer.partial_success.error_message = "; ".join(warnings)
     return Response(_encode(answer, encoding), status_code=200, media_type=encoding)
 
 

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth import principal
 from app.ingest.batches import EventOptions
 from app.shippers import openapi
-from app.shippers.common import header_dataset, limits_for, read_whole_body, store
+from app.shippers.common import arrival_warnings, header_dataset, limits_for, read_whole_body, store
 from app.shippers.otlp import protobuf
 from app.shippers.otlp.answers import JSON, PROTOBUF, accepted, encoding_of
 from app.shippers.otlp.jsonformat import JsonLogs
@@ -68,4 +68,6 @@ async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession) -> Respon
     if result is not None:
         rejected += result.failed
         errors += [f.error for f in result.failures]
-    return accepted(encoding, rejected, errors[: protobuf.MAX_ERRORS])
+    # OTLP's partial success carries warnings too, with no record rejected.
+    warnings = arrival_warnings(stored, "a time (`time_unix_nano` or `observed_time_unix_nano`)")
+    return accepted(encoding, rejected, errors[: protobuf.MAX_ERRORS], warnings)

@@ -164,3 +164,13 @@ async def test_openapi_documents_each_protocols_own_shapes(client):
     logs = shippers[("post", "/v1/logs")]["responses"]
     assert set(logs["400"]["content"]) == {"application/x-protobuf", "application/json"}
     assert set(shippers[("post", "/v1/loki/api/v1/push")]["responses"]["400"]["content"]) == {"text/plain"}
+
+
+async def test_documents_stamped_on_arrival_are_warned_about(client, auth, db):
+    body = bulk_body({"index": {"_index": "web"}}, {"timestamp": "2026-11-21T08:15:30Z", "message": "no @timestamp"})
+    r = await client.post("/v1/elastic/_bulk", headers={**auth, **NDJSON}, content=body)
+    assert r.status_code == 200 and r.json()["errors"] is False
+    assert r.headers["warning"].startswith('299 Beacon "web: events without `@timestamp`')
+    assert "`timestamp`" in r.headers["warning"]
+    (row,) = await stored(db, "web")
+    assert row["time"] == row["sys_time"]

@@ -210,3 +210,16 @@ async def test_dataset_header_auth_forms_and_otlp_errors(client, admin_token, ma
     )
     assert r.status_code == 415
     assert len(await stored(db)) == 1
+
+
+async def test_records_stamped_on_arrival_are_warned_about(client, auth, db):
+    req = ExportLogsServiceRequest()
+    record = req.resource_logs.add().scope_logs.add().log_records.add()  # no time, no observed time
+    record.body.kvlist_value.values.add(key="ts", value={"string_value": "2026-11-21T08:15:30Z"})
+    r = await client.post("/v1/logs", headers={**auth, **PROTOBUF}, content=req.SerializeToString())
+    assert r.status_code == 200, r.text
+    partial = ExportLogsServiceResponse.FromString(r.content).partial_success
+    assert partial.rejected_log_records == 0
+    assert "stamped with their arrival time" in partial.error_message and "`ts`" in partial.error_message
+    (row,) = await stored(db, "otel-logs")
+    assert row["data"] == {"ts": "2026-11-21T08:15:30Z"}
