@@ -146,8 +146,8 @@ async def run(base: str, token: str, requests: list[tuple[str, dict[str, str], b
                 path, headers, body = queue.pop()
                 r = await http.post(path, headers=headers, content=body)
                 assert r.status_code in _OK, (path, r.status_code, r.text[:500])
-                if path == "/v1/elastic/_bulk":
-                    assert not r.json()["errors"], r.text[:500]
+                if path == "/v1/elastic/_bulk":  # without parsing the ~1 MB answer on this side of the clock
+                    assert r.content.startswith(b'{"took":') and b'"errors":false' in r.content[:40], r.text[:500]
 
         started = time.perf_counter()
         await asyncio.gather(*(client() for _ in range(clients)))
@@ -160,10 +160,13 @@ async def main() -> None:
     parser.add_argument("--batch", type=int, default=5_000)
     parser.add_argument("--clients", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", default="", help="comma-separated protocol names to run beside the baseline")
     args = parser.parse_args()
+    chosen = {name for name in args.only.split(",") if name}
+    protocols = {n: b for n, b in PROTOCOLS.items() if not chosen or n in chosen or n.startswith("native")}
     events = make_events(args.events)
     batches = [events[i : i + args.batch] for i in range(0, len(events), args.batch)]
-    bodies = {name: [build(batch) for batch in batches] for name, build in PROTOCOLS.items()}
+    bodies = {name: [build(batch) for batch in batches] for name, build in protocols.items()}
     for name, requests in bodies.items():
         size = sum(len(body) for _, _, body in requests)
         print(f"{name}: {len(requests)} requests, {size / len(events):.0f} bytes/event as sent")

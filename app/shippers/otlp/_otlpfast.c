@@ -99,7 +99,8 @@ static int valid_utf8(Buf s) {
 /* The field numbers a message knows, their wire types, which are strings (UTF-8), which are singular. */
 typedef struct { uint32_t num; int wt; int string; int singular; int (*sub)(Buf, int); } Known;
 
-static int check_message(Buf b, int depth, const Known *known, int n_known) {
+/* `oneof`: the known fields are the members of a oneof, of which one at most may be given. */
+static int check_fields(Buf b, int depth, const Known *known, int n_known, int oneof) {
     Field f;
     int rc;
     uint64_t seen = 0;
@@ -108,6 +109,7 @@ static int check_message(Buf b, int depth, const Known *known, int n_known) {
         for (int i = 0; i < n_known; i++) {
             if (known[i].num != f.num) continue;
             if (known[i].wt != f.wt) return -1;
+            if (oneof && seen) return -1;
             if (known[i].singular) {
                 if (seen & (1ULL << i)) return -1;
                 seen |= 1ULL << i;
@@ -118,6 +120,10 @@ static int check_message(Buf b, int depth, const Known *known, int n_known) {
         }
     }
     return rc;
+}
+
+static int check_message(Buf b, int depth, const Known *known, int n_known) {
+    return check_fields(b, depth, known, n_known, 0);
 }
 
 static int check_any(Buf b, int depth);
@@ -134,13 +140,7 @@ static int check_any(Buf b, int depth) {
     /* A oneof: one member at most (upb keeps the last of several; this reader does not guess). */
     static const Known k[] = {{1, 2, 1, 1, NULL}, {2, 0, 0, 1, NULL}, {3, 0, 0, 1, NULL}, {4, 1, 0, 1, NULL},
                               {5, 2, 0, 1, check_array}, {6, 2, 0, 1, check_kvlist}, {7, 2, 0, 1, NULL}};
-    Buf copy = b;
-    Field f;
-    int members = 0, rc;
-    while ((rc = next_field(&copy, &f)) == 1)
-        if (f.num >= 1 && f.num <= 7) members++;
-    if (rc < 0 || members > 1) return -1;
-    return check_message(b, depth, k, 7);
+    return check_fields(b, depth, k, 7, 1);
 }
 static int check_kv(Buf b, int depth) {
     static const Known k[] = {{1, 2, 1, 1, NULL}, {2, 2, 0, 1, check_any}};
@@ -231,6 +231,19 @@ static int put_escaped(Out *o, Buf s) {
     return put(o, run, s.end - run);
 }
 
+/* A decimal integer (snprintf costs more than the rest of a small value). */
+static int put_int(Out *o, int64_t v) {
+    char digits[24];
+    int i = sizeof digits;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        digits[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) digits[--i] = '-';
+    return put(o, digits + i, (Py_ssize_t)sizeof digits - i);
+}
+
 static int put_string(Out *o, Buf s) {
     return put(o, "\"", 1) < 0 || put_escaped(o, s) < 0 || put(o, "\"", 1) < 0 ? -1 : 0;
 }
@@ -283,14 +296,12 @@ static int put_kv_pairs(Out *o, int *first, const char *prefix, Buf kvlist_or_ho
 /* An AnyValue as JSON (none set: null). */
 static int put_any(Out *o, Buf b) {
     Field f;
-    char number[32];
     while (next_field(&b, &f) == 1) {
         switch (f.num) {
         case 1: return put_string(o, f.data);
         case 2: return f.v ? put(o, "true", 4) : put(o, "false", 5);
         case 3:
-            snprintf(number, sizeof number, "%lld", (long long)f.v);
-            return PUTS(o, number);
+            return put_int(o, (int64_t)f.v);
         case 4: {
             double d;
             memcpy(&d, &f.v, 8);
@@ -356,7 +367,6 @@ static int put_record(Out *o, Buf b, const Out *context) {
     Buf event_name = {NULL, NULL};
     uint64_t time = 0, observed = 0, severity = 0, flags = 0;
     Buf scan = b;
-    char number[32];
     int first = 1;
     while (next_field(&scan, &f) == 1) {
         switch (f.num) {
@@ -385,20 +395,17 @@ static int put_record(Out *o, Buf b, const Out *context) {
     uint64_t t = time ? time : observed;
 #define KEY(name) put_key(o, &first, "", (Buf){(const uint8_t *)name, (const uint8_t *)name + sizeof(name) - 1})
     if (t) { /* common.py's ns_time: whole microseconds (t is from 1973 on: checked) */
-        snprintf(number, sizeof number, "%llu", (unsigned long long)(t / 1000));
-        if (KEY("_time") < 0 || PUTS(o, number) < 0) return -1;
+        if (KEY("_time") < 0 || put_int(o, (int64_t)(t / 1000)) < 0) return -1; /* below 2^64 / 1000 */
     }
     if (severity_text.p != severity_text.end && (KEY("severity_text") < 0 || put_string(o, severity_text) < 0))
         return -1;
     if ((int32_t)severity) {
-        snprintf(number, sizeof number, "%d", (int)(int32_t)severity);
-        if (KEY("severity_number") < 0 || PUTS(o, number) < 0) return -1;
+        if (KEY("severity_number") < 0 || put_int(o, (int32_t)severity) < 0) return -1;
     }
     if (trace.p != trace.end && (KEY("trace_id") < 0 || put_hex(o, trace) < 0)) return -1;
     if (span.p != span.end && (KEY("span_id") < 0 || put_hex(o, span) < 0)) return -1;
     if (flags) {
-        snprintf(number, sizeof number, "%llu", (unsigned long long)flags);
-        if (KEY("flags") < 0 || PUTS(o, number) < 0) return -1;
+        if (KEY("flags") < 0 || put_int(o, (int64_t)flags) < 0) return -1;
     }
     if (event_name.p != event_name.end && (KEY("event_name") < 0 || put_string(o, event_name) < 0)) return -1;
 #undef KEY
