@@ -15,8 +15,13 @@ for target, folder in list(shipped.items()):
 setup(
     # The compiled row builder of ingestion (app/ingest/_fastrows.c). Optional: without a C compiler the install
     # goes on, and app/ingest/rows.py's general path serves every event (the same rows, slower).
+    # And the OTLP log reader (app/shippers/otlp/_otlpfast.c), optional the same way: without it upb's messages
+    # serve (app/shippers/otlp/protobuf.py, the same events, slower).
     ext_modules=[
-        Extension("app.ingest._fastrows", ["app/ingest/_fastrows.c"], extra_compile_args=["-O2"], optional=True)
+        Extension("app.ingest._fastrows", ["app/ingest/_fastrows.c"], extra_compile_args=["-O2"], optional=True),
+        Extension(
+            "app.shippers.otlp._otlpfast", ["app/shippers/otlp/_otlpfast.c"], extra_compile_args=["-O2"], optional=True
+        ),
     ],
     packages=[*packages, *shipped],
     package_dir=shipped,

@@ -45,6 +45,7 @@ from app.routing.controllers import AlertController, RoutingController, SilenceC
 from app.routing.env import Counters, RoutingEnv
 from app.scheduler import start_scheduler
 from app.settings import Settings
+from app.shippers import routes as shippers
 from app.system.controllers import api_reference, error_docs, front_door, healthz, metrics, readyz
 from app.timefmt import utcnow
 from app.tokens.controllers import TokenController
@@ -80,6 +81,7 @@ def route_handlers() -> list[ControllerRouterHandler]:
         SilenceController,
         RoutingController,
         amapi_router(),
+        *shippers.route_handlers(),
     ]
 
 
@@ -168,6 +170,7 @@ def create_app(settings: Settings) -> Litestar:
     observe(app)
     app.state.metrics = Metrics()
     app.state.settings = settings
+    app.state.error_shapes = shippers.error_shapes()
     app.state.started_at = utcnow()  # /api/v2/status's uptime
     app.state.rate_limiter = RateLimiter(settings)
     app.state.known_tokens = KnownTokens()

@@ -1,5 +1,7 @@
 """Bearer-token authentication, scopes and dataset restriction, and the per-token rate limit.
 
+The shippers' endpoints also take the token in the other forms their clients offer (`_shipper_credentials`).
+
 One ASGI middleware on every `/v1` route (and Alertmanager's `/api/v2`): it authenticates, counts the request
 against the token's rate group, checks the route's scope (declared as `opt={"scope": ...}` on the handler, or a
 tuple of scopes that are all needed; a route without one needs `*`), and leaves the `Principal` in
@@ -11,6 +13,8 @@ pass is then checked again beside its work instead of before it, and its answer 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -96,11 +100,50 @@ def principal(request: Request[Any, Any, Any]) -> Principal:
 
 
 _SEND_AS = "Send it as `Authorization: Bearer <token>`."
+_SEND_AS_SHIPPER = (
+    "Send it as `Authorization: Bearer <token>`, as the password of Basic authentication, or as `Authorization: "
+    "ApiKey <token>`."
+)
+
+
+def shipper_path(path: str) -> bool:
+    """The shippers' endpoints (app/shippers/): OTLP logs, the Elasticsearch-compatible API and Loki's push."""
+    return path == "/v1/logs" or path == "/v1/elastic" or path.startswith(("/v1/elastic/", "/v1/loki/"))
+
+
+def _shipper_credentials(scheme: str, credentials: str) -> str | None:
+    """The token in the forms log shippers can be configured with, on their endpoints only: Basic with the token as
+    the password (Loki's and Elasticsearch's outputs take a user and a password; the user is not looked at, and a
+    token given as the user with no password is taken too), and Elastic's `ApiKey` scheme (the token itself, or
+    base64 of `id:token`, the form Elastic's clients encode an API key in: Beats, Elastic Agent, Logstash)."""
+    kind = scheme.lower()
+    if kind == "basic":
+        decoded = _base64_text(credentials)
+        if decoded is None or ":" not in decoded:
+            return None
+        user, _, password = decoded.partition(":")
+        return password or user or None
+    if kind == "apikey":
+        if credentials.startswith(TOKEN_PREFIX):
+            return credentials
+        decoded = _base64_text(credentials)
+        if decoded is None:
+            return None
+        return decoded.rpartition(":")[2] or None
+    return None
+
+
+def _base64_text(text: str) -> str | None:
+    try:
+        return base64.b64decode(text, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
 
 
 def _bearer(scope: Scope) -> str:
     """The token of the `Authorization` header; 401 missing_token saying what is wrong with the header (never
     echoing it: what was sent may be the token itself)."""
+    shipper = shipper_path(scope["path"])
     for name, value in scope.get("headers", ()):
         if name == b"authorization":
             text = value.decode("latin-1").strip()
@@ -109,14 +152,22 @@ def _bearer(scope: Scope) -> str:
                 break
             if scheme.lower() == "bearer" and credentials.strip():
                 return credentials.strip()
+            if shipper and scheme.lower() in ("basic", "apikey"):
+                token = _shipper_credentials(scheme, credentials.strip())
+                if token is None:
+                    raise BeaconError(
+                        "missing_token",
+                        f"The `Authorization` header's {scheme} credentials hold no token. {_SEND_AS_SHIPPER}",
+                    )
+                return token
             if scheme.lower() == "bearer":
                 message = "The `Authorization` header says Bearer but holds no token."
             elif not credentials.strip():
                 message = "The `Authorization` header holds no scheme: the word `Bearer` is missing before the token."
             else:
                 message = "The `Authorization` header uses a scheme other than Bearer."
-            raise BeaconError("missing_token", f"{message} {_SEND_AS}")
-    raise BeaconError("missing_token", f"No API token was provided. {_SEND_AS}")
+            raise BeaconError("missing_token", f"{message} {_SEND_AS_SHIPPER if shipper else _SEND_AS}")
+    raise BeaconError("missing_token", f"No API token was provided. {_SEND_AS_SHIPPER if shipper else _SEND_AS}")
 
 
 # A token is alive when neither it nor any token of its issuer chain is revoked or expired. The chain is the

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,8 +190,22 @@ def _docs_url(request: Request[Any, Any, Any]) -> str:
     return settings.effective_docs_url if settings is not None else "/docs"
 
 
+# A path that speaks another protocol (the shippers' endpoints, app/shippers/) answers its errors in that
+# protocol's shape: `app.state.error_shapes` holds (path test, shape) pairs, set by create_app.
+ErrorShape = Callable[[Request[Any, Any, Any], BeaconError, str], Response[Any]]
+
+
+def _shape_for(request: Request[Any, Any, Any]) -> ErrorShape | None:
+    shapes = request.app.state.get("error_shapes") or ()
+    path = request.scope.get("path", "")
+    return next((shape for applies, shape in shapes if applies(path)), None)
+
+
 def render(request: Request[Any, Any, Any], exc: BeaconError) -> Response[Any]:
     rid = request_id_for(request.scope)
+    shape = _shape_for(request)
+    if shape is not None:
+        return shape(request, exc, rid)
     body = error_body(exc.code, exc.message, rid, _docs_url(request), exc.param)
     return Response(
         content=msgspec.json.encode(body),

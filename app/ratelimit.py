@@ -44,8 +44,14 @@ class Decision:
 
 
 def group_for(method: str, path: str) -> str:
-    """The endpoint group of the interface specification: ingest, query, read (any GET) or other."""
+    """The endpoint group of the interface specification: ingest, query, read (any GET) or other. The shippers'
+    ingest endpoints (app/shippers/) count as ingest: OTLP logs, Loki's push, and Elasticsearch's `_bulk` (which
+    Elastic's clients send as PUT too)."""
     if method == "POST" and path.startswith("/v1/ingest/"):
+        return "ingest"
+    if method == "POST" and path in {"/v1/logs", "/v1/loki/api/v1/push"}:
+        return "ingest"
+    if method in {"POST", "PUT"} and path.startswith("/v1/elastic/") and path.endswith("/_bulk"):
         return "ingest"
     if method == "POST" and path in {"/v1/query", "/v1/export"}:
         return "query"

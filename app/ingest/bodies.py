@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from enum import Enum
-from typing import cast
+from typing import Any, cast
 
 from isal import isal_zlib
+from litestar import Request
 
 from app.errors import BeaconError
 from app.ingest.limits import IngestLimits, size_text
@@ -117,3 +118,14 @@ class BodyReader:
                     break
         if inflater is not None and self.received and not inflater.eof:
             raise BeaconError("invalid_body", "The gzip body is truncated (it ends before its gzip trailer).")
+
+
+async def read_body(request: Request[Any, Any, Any], *, gzip: bool, limits: IngestLimits) -> bytes:
+    """The whole body, decompressed, within the as-sent and decompressed caps of `limits`.
+
+    For the formats that are decoded whole (the shippers' protocols, app/shippers/): it is read here, before the
+    request takes a database connection, so a slow client holds no connection while it sends.
+    """
+    check_declared_length(request.headers.get("content-length"), limits)
+    reader = BodyReader(request.stream(), gzip=gzip, limits=limits)
+    return b"".join([chunk async for chunk in reader.chunks()])

@@ -25,6 +25,13 @@ class IngestLimits:
     max_array_element_bytes: int = 10 * MB
     # Different UTC days (each a partition of `events`) one request may write to.
     max_days: int = 100
+    # The shippers' protocols (app/shippers/): a body decoded whole (protobuf, a JSON document) is held in memory
+    # with what is decoded from it, so its decompressed size has a cap of its own, below the streamed formats'.
+    max_decoded_body_bytes: int = 32 * MB
+    # Events one such request may hold, and datasets it may write to (each a lock, a row builder and the
+    # upserts of its fields and counts in the request's transaction).
+    max_request_events: int = 100_000
+    max_request_datasets: int = 10
     # Rows per COPY statement: enough to amortise a round trip, small enough that NDJSON memory stays flat;
     # a chunk of large events is written once it holds this many bytes.
     chunk_rows: int = 5_000

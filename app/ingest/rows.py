@@ -70,6 +70,7 @@ class RowBuilder:
         max_days: int = 100,
         shape_plans: bool = True,
         compiled: bool = True,
+        failures_shown: int = MAX_FAILURES_SHOWN,
     ) -> None:
         self.dataset_id = dataset_id
         self.arrival_us = arrival_us
@@ -80,6 +81,7 @@ class RowBuilder:
         self.index = 0  # index of the next event in the request (blank NDJSON lines do not count)
         self.failed = 0
         self.failures: list[Failure] = []
+        self.failures_shown = failures_shown  # failures kept in `failures` (all are counted in `failed`)
         self.shapes: set[Shape] = set()
         self.stamped = 0  # events stored with their arrival time (no timestamp field)
         self.stamped_keys: set[tuple[str, ...]] = set()  # their field names, for time_fields_ignored()
@@ -118,7 +120,7 @@ class RowBuilder:
 
     def fail(self, index: int, error: str) -> None:
         self.failed += 1
-        if len(self.failures) < MAX_FAILURES_SHOWN:
+        if len(self.failures) < self.failures_shown:
             self.failures.append(Failure(index=index, error=error))
 
     def fail_next(self, error: str) -> None:

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+from litestar.datastructures import State
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -44,6 +45,14 @@ class IngestCaches:
     days: DayBounds = field(default_factory=DayBounds)
 
 
+def caches_of(state: State) -> IngestCaches:
+    """The app's (the process's) caches: created on first use, no import-time state."""
+    if "ingest_caches" not in state:
+        state.ingest_caches = IngestCaches()
+    caches: IngestCaches = state.ingest_caches
+    return caches
+
+
 @dataclass(frozen=True)
 class IngestRequest:
     dataset: str
@@ -60,17 +69,23 @@ _INSERT_DATASET = text("INSERT INTO datasets (name) VALUES (:name) ON CONFLICT (
 
 async def lock_dataset(session: AsyncSession, name: str) -> int:
     """The dataset's id, creating it if needed, locked against deletion until this transaction ends."""
+    dataset_id, _ = await lock_or_create_dataset(session, name)
+    return dataset_id
+
+
+async def lock_or_create_dataset(session: AsyncSession, name: str) -> tuple[int, bool]:
+    """As `lock_dataset`, and whether this transaction created it."""
     for _ in range(3):
         found = (await session.execute(_SELECT_DATASET, {"name": name})).scalar_one_or_none()
         if found is not None:
-            return int(found)
+            return int(found), False
         created = (await session.execute(_INSERT_DATASET, {"name": name})).scalar_one_or_none()
         if created is not None:
-            return int(created)
+            return int(created), True
     raise BeaconError("conflict", f"The dataset {name!r} is being deleted; retry the request.")
 
 
-class _ChunkWriter:
+class ChunkWriter:
     """COPYs each chunk while the next one is parsed: PostgreSQL would otherwise idle (in the request's
     transaction, waiting for data) for as long as each chunk takes to parse. One COPY at a time per request."""
 
@@ -122,7 +137,9 @@ class _ChunkWriter:
         )
 
 
-async def _add(builder: RowBuilder, writer: _ChunkWriter, items: list[Any], limits: IngestLimits, **kw: bool) -> None:
+async def add_events(
+    builder: RowBuilder, writer: ChunkWriter, items: list[Any], limits: IngestLimits, **kw: bool
+) -> None:
     pos = 0
     while pos < len(items):  # a decompressed chunk may hold more than a block's worth of small events
         take = limits.chunk_rows - builder.rows
@@ -133,7 +150,7 @@ async def _add(builder: RowBuilder, writer: _ChunkWriter, items: list[Any], limi
 
 
 async def _read_ndjson(
-    body: AsyncIterator[bytes], builder: RowBuilder, writer: _ChunkWriter, limits: IngestLimits
+    body: AsyncIterator[bytes], builder: RowBuilder, writer: ChunkWriter, limits: IngestLimits
 ) -> None:
     splitter = LineSplitter(builder.max_event_bytes)
     too_many = f"An NDJSON body may hold at most {limits.max_ndjson_lines:,} lines (blank lines count)"
@@ -143,7 +160,7 @@ async def _read_ndjson(
         seen += len(lines) + oversized
         if seen > limits.max_ndjson_lines:
             raise _too_many(too_many)
-        await _add(builder, writer, lines, limits, may_hold_nul=nul)
+        await add_events(builder, writer, lines, limits, may_hold_nul=nul)
         # Let the event loop run between decompressed chunks even when the next one is already buffered: other
         # requests' COPY data waits in their transports until it does, and PostgreSQL idles meanwhile
         # (measured: 149k -> 165k events/s in bench/ingest.py).
@@ -153,11 +170,11 @@ async def _read_ndjson(
     last = splitter.finish()
     if seen + len(last) > limits.max_ndjson_lines:
         raise _too_many(too_many)
-    await _add(builder, writer, last, limits)
+    await add_events(builder, writer, last, limits)
 
 
 async def _read_array(
-    body: AsyncIterator[bytes], builder: RowBuilder, writer: _ChunkWriter, limits: IngestLimits
+    body: AsyncIterator[bytes], builder: RowBuilder, writer: ChunkWriter, limits: IngestLimits
 ) -> None:
     """A JSON array (or one object), element by element as it streams in: see arrays.py."""
     splitter = ArraySplitter(limits.max_array_element_bytes)
@@ -165,7 +182,7 @@ async def _read_array(
     async def add(elements: list[Any]) -> None:
         if builder.index + len(elements) > limits.max_array_events:
             raise _too_many(f"A JSON-array body may hold at most {limits.max_array_events:,} events")
-        await _add(builder, writer, elements, limits, strict=True)
+        await add_events(builder, writer, elements, limits, strict=True)
 
     try:
         async for chunk in body:
@@ -210,7 +227,7 @@ async def ingest(
         max_event_bytes=limits.max_event_bytes,
         max_days=limits.max_days,
     )
-    writer = _ChunkWriter(conn, caches, dsn)
+    writer = ChunkWriter(conn, caches, dsn)
     try:
         if req.fmt is Format.NDJSON:
             await _read_ndjson(body.chunks(), builder, writer, limits)
@@ -240,11 +257,11 @@ async def ingest(
         failures=builder.failures,
         processed_bytes=body.processed,
         blocks_created=writer.blocks,
-        warnings=_time_warnings(builder, writer.rows),
+        warnings=time_warnings(builder, writer.rows),
     )
 
 
-def _time_warnings(builder: RowBuilder, ingested: int) -> list[ResultWarning]:
+def time_warnings(builder: RowBuilder, ingested: int) -> list[ResultWarning]:
     """Events stamped with their arrival time although they carry a field that looks like their time."""
     names = builder.time_fields_ignored() if ingested else []
     if not names:

@@ -58,6 +58,8 @@ def installed(tmp_path_factory) -> Path:
     assert not [n for n in names if n.startswith(("migrations/", "templates/"))]  # no generic top-level names
     # The compiled row builder of ingestion (setup.py: optional where no C compiler is at hand; this machine has one).
     assert [n for n in names if n.startswith("app/ingest/_fastrows.") and n.endswith(".so")], names
+    # And the compiled OTLP log reader (app/shippers/otlp/_otlpfast.c), built the same way.
+    assert [n for n in names if n.startswith("app/shippers/otlp/_otlpfast.") and n.endswith(".so")], names
 
     venv = work / "venv"
     _run(sys.executable, "-m", "venv", "--without-pip", venv)

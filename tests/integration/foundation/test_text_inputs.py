@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from app.auth import shipper_path
 from tests.helpers import assert_error
 
 NUL = "\x00"
@@ -40,7 +41,10 @@ async def test_a_nul_in_any_path_parameter_is_not_found(client, auth):
             continue
         url = re.sub(r"\{\w+\}", "%00", path)
         r = await client.request(method, url, headers=auth, json={})
-        assert_error(r, 404, "not_found")
+        if shipper_path(path):  # the shippers' endpoints answer in their protocol's shape (tests/integration/shippers)
+            assert r.status_code == 404 and "NUL" in r.text, (path, r.text)
+        else:
+            assert_error(r, 404, "not_found")
         checked += 1
     # Every resource with an id, and its sub-resources (history, deliveries, test, retry, ...).
     assert checked >= 20
@@ -54,7 +58,10 @@ async def test_a_nul_in_any_query_parameter_is_refused_naming_it(client, auth):
                 continue
             url = re.sub(r"\{\w+\}", "web", path)
             r = await client.request(method, url, headers=auth, params={param["name"]: f"a{NUL}b"})
-            assert_error(r, 400, "invalid_parameter", param=param["name"])
+            if shipper_path(path):  # in their protocol's shape, naming the parameter
+                assert r.status_code == 400 and f"`{param['name']}`" in r.text, (path, r.text)
+            else:
+                assert_error(r, 400, "invalid_parameter", param=param["name"])
             checked.add(param["name"])
     assert {"monitor_id", "notifier_id", "type", "status", "datasets", "cursor", "state"} <= checked
 
