@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -43,6 +44,7 @@ from app.request_ids import add_response_headers
 from app.request_log import observe
 from app.routing.controllers import AlertController, RoutingController, SilenceController
 from app.routing.env import Counters, RoutingEnv
+from app.routing.jobs import Router
 from app.scheduler import start_scheduler
 from app.settings import Settings
 from app.system.controllers import api_reference, error_docs, front_door, healthz, metrics, readyz
@@ -124,6 +126,10 @@ def create_app(settings: Settings) -> Litestar:
             settings, app.state.notifier_env, http, app.state.sessionmaker, metrics=app.state.metrics
         )
         app.state.routing_env = RoutingEnv(app.state.delivery_env, counters=Counters(app.state.metrics))
+        if settings.run_scheduler:
+            app.state.routing_env.router = Router(
+                app.state.routing_env, on_queued=functools.partial(serve_deliveries, app.state)
+            )
         scheduler = start_scheduler(app, settings) if settings.run_scheduler else None
         if scheduler is not None:
             serve_deliveries(app.state)
@@ -132,6 +138,8 @@ def create_app(settings: Settings) -> Litestar:
         finally:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
+            if app.state.routing_env.router is not None:
+                await app.state.routing_env.router.stop()
             await stop_dispatcher(app.state, grace=settings.http_timeout_seconds + 1)
             await http.aclose()
             await app.state.rate_limiter.close()

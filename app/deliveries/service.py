@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
@@ -67,6 +67,7 @@ def enqueue(
     monitor_event_id: str | None = None,
     alert_group_key: str | None = None,
     alert_group_reason: str | None = None,
+    monitor_ids: list[str] | None = None,
 ) -> Delivery:
     """Add a due delivery to the session without committing: a monitor writes its state change and its
     deliveries in one transaction (outbox), as a routing flush does its group notifications; the worker
@@ -90,6 +91,7 @@ def enqueue(
         updated_at=now,
         alert_group_key=alert_group_key,
         alert_group_reason=alert_group_reason,
+        monitor_ids=monitor_ids,
         stream=stream_of(notifier_id, monitor_id, alert_group_key),
     )
     session.add(delivery)
@@ -163,8 +165,8 @@ async def list_deliveries(
     stmt = select(Delivery).where(delivery_filter(who))
     if notifier_id is not None:
         stmt = stmt.where(Delivery.notifier_id == notifier_id)
-    if monitor_id is not None:
-        stmt = stmt.where(Delivery.monitor_id == monitor_id)
+    if monitor_id is not None:  # its own messages, and the routed ones that list its alerts
+        stmt = stmt.where(or_(Delivery.monitor_id == monitor_id, Delivery.monitor_ids.contains([monitor_id])))
     if status is not None:
         stmt = stmt.where(Delivery.status == status)
     return await paginate(

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
 import asyncpg
 
-from app.routing import config, store
+from app.routing import config, routes, store
 from app.routing.env import RoutingEnv
 from app.routing.flush import flush_batch
 from app.routing.suppression import Suppressor, load
@@ -51,7 +51,8 @@ async def place_pending(env: RoutingEnv, now: datetime, result: RunResult) -> No
 
 
 class _Suppression:
-    """A run's suppression context, read when a group is first due (and again if the tree changed meanwhile)."""
+    """A run's suppression context and routes, read when a group is first due (and again if the tree changed
+    meanwhile)."""
 
     def __init__(self, now: datetime) -> None:
         self.now = now
@@ -61,6 +62,7 @@ class _Suppression:
         stored = await config.current(conn)
         if self.current is None or self.current.tree is not stored.tree:
             self.current = await load(conn, stored.tree, self.now)
+            self.current.routes = await routes.load(conn, stored.tree)
         return self.current
 
 
@@ -88,27 +90,75 @@ async def collect_garbage(env: RoutingEnv, now: datetime) -> int:
     return deleted
 
 
-class Timer:
-    """One wake-up per process for the next group that falls due between two runs of the job, so that a group
-    notifies `group_wait` after it formed rather than up to a tick later."""
+class Router:
+    """This process's router: runs the routing job when woken (after a commit that wrote alerts: a group that
+    falls due with them is flushed at once, not at the next tick), at the next group's due time when that comes
+    before the next tick, and when the scheduler's tick asks. Wakes during a run coalesce into one more run.
+    Made by the app's lifespan with the scheduler (tests without one drive `run_routing` themselves)."""
 
-    def __init__(self) -> None:
-        self._handle: asyncio.TimerHandle | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+    def __init__(self, env: RoutingEnv, on_queued: Callable[[], None] | None = None) -> None:
+        self.env = env
+        self.on_queued = on_queued
+        self._task: asyncio.Task[None] | None = None
+        self._again = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._stopped = False
 
-    def at(self, delay: float, run: Callable[[], Awaitable[None]]) -> None:
+    def wake(self) -> None:
+        if self._stopped:
+            return
+        if self._task is not None and not self._task.done():
+            self._again = True
+            return
+        self._task = asyncio.ensure_future(self._runs())
+
+    async def _runs(self) -> None:
+        self._again = True
+        while self._again and not self._stopped:
+            self._again = False
+            await self.run_at(None)
+
+    async def run_at(self, at: datetime | None) -> int:
+        """One run of the job (at `at`, else now); returns the deliveries it queued."""
+        result = await run_routing(self.env, at)
+        if result.queued and self.on_queued is not None:
+            self.on_queued()
+        if result.next_flush_at is not None:
+            self._at((result.next_flush_at - self.env.now()).total_seconds())
+        return result.queued
+
+    def _at(self, delay: float) -> None:
+        """A wake-up for the next group due before the next tick (an overdue one is being flushed elsewhere, or
+        failing, and waits for the tick rather than spin this loop)."""
+        if not 0 < delay < self.env.delivery.settings.routing_tick_seconds or self._stopped:
+            return
         loop = asyncio.get_running_loop()
-        if self._handle is not None and not self._handle.cancelled() and self._handle.when() <= loop.time() + delay:
+        if self._timer is not None and not self._timer.cancelled() and self._timer.when() <= loop.time() + delay:
             return  # an earlier wake-up is set already; it looks again when it runs
-        if self._handle is not None:
-            self._handle.cancel()
-        self._handle = loop.call_later(delay, self._fire, run)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_later(delay + 0.002, self._fire)
 
-    def _fire(self, run: Callable[[], Awaitable[None]]) -> None:
-        self._handle = None
-        task = asyncio.ensure_future(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _fire(self) -> None:
+        self._timer = None
+        self.wake()
+
+    async def idle(self) -> None:
+        """Until no run is in progress (tests; shutdown)."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def stop(self) -> None:
+        self._stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
+        await self.idle()
+
+
+def wake(env: RoutingEnv) -> None:
+    """After a commit that wrote alerts: let this process's router place them, and flush what falls due."""
+    if env.router is not None:
+        env.router.wake()
 
 
 async def run_routing(env: RoutingEnv, now: datetime | None = None) -> RunResult:
