@@ -18,7 +18,7 @@ import asyncpg
 
 from app.routing import config, routes, store
 from app.routing.env import RoutingEnv
-from app.routing.flush import flush_batch
+from app.routing.flush import FLUSH_BATCH, flush_batch
 from app.routing.suppression import Suppressor, load
 
 log = logging.getLogger("beacon.routing")
@@ -64,23 +64,6 @@ class _Suppression:
             self.current = await load(conn, stored.tree, self.now)
             self.current.routes = await routes.load(conn, stored.tree)
         return self.current
-
-
-async def flush_due(env: RoutingEnv, now: datetime, result: RunResult) -> None:
-    suppression = _Suppression(now)
-    for _ in range(MAX_BATCHES):
-        async with env.delivery.sessionmaker() as session:
-            conn = await store.in_transaction(session)
-            flushed = await flush_batch(session, conn, env, partial(suppression.of, conn), now)
-            if flushed is None:
-                result.next_flush_at = await conn.fetchval("SELECT min(next_flush_at) FROM alert_groups")
-                return
-            await session.commit()
-        result.flushed += flushed.groups
-        result.closed += flushed.closed
-        result.queued += len(flushed.sent)
-        env.counters.flushes += flushed.groups
-        env.counters.notified([reason for _, _, reason in flushed.sent])
 
 
 async def collect_garbage(env: RoutingEnv, now: datetime) -> int:
@@ -161,12 +144,37 @@ def wake(env: RoutingEnv) -> None:
         env.router.wake()
 
 
+async def place_and_flush(env: RoutingEnv, now: datetime, result: RunResult) -> None:
+    """`place_pending` and `flush_due` in one transaction per batch: a group that a new alert makes due is
+    flushed in the transaction that placed it (one commit from the alert to its deliveries)."""
+    suppression = _Suppression(now)
+    for _ in range(MAX_BATCHES):
+        async with env.delivery.sessionmaker() as session:
+            conn = await store.in_transaction(session)
+            placed = await store.route_pending(conn, (await config.current(conn)).tree, now)
+            flushed = await flush_batch(session, conn, env, partial(suppression.of, conn), now)
+            more = placed.routed >= store.ROUTE_BATCH or (flushed is not None and flushed.groups >= FLUSH_BATCH)
+            if not more:
+                result.next_flush_at = await conn.fetchval("SELECT min(next_flush_at) FROM alert_groups")
+            await session.commit()
+        result.routed += placed.routed
+        result.groups_created += placed.groups_created
+        env.counters.groups_created += placed.groups_created
+        if flushed is not None:
+            result.flushed += flushed.groups
+            result.closed += flushed.closed
+            result.queued += len(flushed.sent)
+            env.counters.flushes += flushed.groups
+            env.counters.notified([reason for _, _, reason in flushed.sent])
+        if not more:
+            return
+
+
 async def run_routing(env: RoutingEnv, now: datetime | None = None) -> RunResult:
     at = now or env.now()
     result = RunResult()
     try:
-        await place_pending(env, at, result)
-        await flush_due(env, at, result)
+        await place_and_flush(env, at, result)
         if env.last_gc is None or at - env.last_gc >= GC_EVERY:
             env.last_gc = at
             await collect_garbage(env, at)
