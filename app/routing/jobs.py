@@ -103,9 +103,7 @@ class Router:
 
     async def run_at(self, at: datetime | None) -> int:
         """One run of the job (at `at`, else now); returns the deliveries it queued."""
-        result = await run_routing(self.env, at)
-        if result.queued and self.on_queued is not None:
-            self.on_queued()
+        result = await run_routing(self.env, at, self.on_queued)
         if result.next_flush_at is not None:
             self._at((result.next_flush_at - self.env.now()).total_seconds())
         return result.queued
@@ -144,7 +142,9 @@ def wake(env: RoutingEnv) -> None:
         env.router.wake()
 
 
-async def place_and_flush(env: RoutingEnv, now: datetime, result: RunResult) -> None:
+async def place_and_flush(
+    env: RoutingEnv, now: datetime, result: RunResult, on_queued: Callable[[], None] | None = None
+) -> None:
     """`place_pending` and `flush_due` in one transaction per batch: a group that a new alert makes due is
     flushed in the transaction that placed it (one commit from the alert to its deliveries)."""
     suppression = _Suppression(now)
@@ -161,6 +161,8 @@ async def place_and_flush(env: RoutingEnv, now: datetime, result: RunResult) -> 
         result.groups_created += placed.groups_created
         env.counters.groups_created += placed.groups_created
         if flushed is not None:
+            if flushed.sent and on_queued is not None:
+                on_queued()  # the delivery worker starts on this batch while the next is flushed
             result.flushed += flushed.groups
             result.closed += flushed.closed
             result.queued += len(flushed.sent)
@@ -170,11 +172,14 @@ async def place_and_flush(env: RoutingEnv, now: datetime, result: RunResult) -> 
             return
 
 
-async def run_routing(env: RoutingEnv, now: datetime | None = None) -> RunResult:
+async def run_routing(
+    env: RoutingEnv, now: datetime | None = None, on_queued: Callable[[], None] | None = None
+) -> RunResult:
+    """One run of the job at `now` (else the env's clock); `on_queued` after each commit that queued deliveries."""
     at = now or env.now()
     result = RunResult()
     try:
-        await place_and_flush(env, at, result)
+        await place_and_flush(env, at, result, on_queued)
         if env.last_gc is None or at - env.last_gc >= GC_EVERY:
             env.last_gc = at
             await collect_garbage(env, at)

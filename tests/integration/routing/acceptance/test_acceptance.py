@@ -2,7 +2,7 @@
 `silence_test.go` in prometheus/alertmanager), ported with their expected notifications and times, run in real
 time against the real app with its scheduler, all at once (harness.py).
 
-Ported as written, except:
+Ported as written (on a clock twice as slow: harness.SCALE), except:
 - `repeat_interval: 1ms` is 1 s here (Beacon's floor; with a 1 s group_interval both repeat at every flush),
   and TestBatching's 4900ms is 5 s (Beacon's timers are whole seconds; a flush's log time is the time it fell
   due, so 5 s after 4.1 is 9.1, in the window as 4.9 s is in Alertmanager's).
