@@ -54,7 +54,7 @@ from app.ui.alerts import alert_list
 from app.ui.controllers import ui_router
 from app.ui.datasets import dataset_list, dataset_page
 from app.ui.monitors import monitor_detail, monitor_list
-from app.ui.notifiers import notifier_list, notifier_test
+from app.ui.notifiers import notifier_list, notifier_send_resolved, notifier_test
 from app.ui.routing import routing_page
 from app.ui.silences import silence_create, silence_expire, silence_extend, silence_form, silence_list
 
@@ -94,6 +94,7 @@ def ui_pages() -> list[ControllerRouterHandler]:
         monitor_detail,
         notifier_list,
         notifier_test,
+        notifier_send_resolved,
         alert_list,
         silence_list,
         silence_form,
