@@ -24,6 +24,8 @@ from app.routing.suppression import Suppressor, load
 log = logging.getLogger("beacon.routing")
 MAX_BATCHES = 500  # per run and step: a run that has to stop leaves the rest to the next
 GC_EVERY = timedelta(minutes=10)
+OVERDUE_RETRIES = 3
+OVERDUE_RETRY_SECONDS = 0.05
 
 
 @dataclass
@@ -75,8 +77,8 @@ async def collect_garbage(env: RoutingEnv, now: datetime) -> int:
 
 class Router:
     """This process's router: runs the routing job when woken (after a commit that wrote alerts: a group that
-    falls due with them is flushed at once, not at the next tick), at the next group's due time when that comes
-    before the next tick, and when the scheduler's tick asks. Wakes during a run coalesce into one more run.
+    falls due with them is flushed at once, not at the next tick), at the time the next group falls due, and when
+    the scheduler's tick asks (a poll for what another process changed). Wakes during a run coalesce into one more run.
     Made by the app's lifespan with the scheduler (tests without one drive `run_routing` themselves)."""
 
     def __init__(self, env: RoutingEnv, on_queued: Callable[[], None] | None = None) -> None:
@@ -86,6 +88,7 @@ class Router:
         self._again = False
         self._timer: asyncio.TimerHandle | None = None
         self._stopped = False
+        self._overdue = 0  # runs in a row that ended with a group overdue
 
     def wake(self) -> None:
         if self._stopped:
@@ -109,10 +112,18 @@ class Router:
         return result.queued
 
     def _at(self, delay: float) -> None:
-        """A wake-up for the next group due before the next tick (an overdue one is being flushed elsewhere, or
-        failing, and waits for the tick rather than spin this loop)."""
-        if not 0 < delay < self.env.delivery.settings.routing_tick_seconds or self._stopped:
+        """A wake-up for the next group due. One already overdue when the run ended (it fell due during the
+        run, or another process holds it) is looked at again shortly, a few times; one that stays overdue
+        (a flush failing here or elsewhere) is left to the tick rather than spin this loop."""
+        if self._stopped:
             return
+        if delay <= 0:
+            self._overdue += 1
+            if self._overdue > OVERDUE_RETRIES:
+                return
+            delay = OVERDUE_RETRY_SECONDS
+        else:
+            self._overdue = 0
         loop = asyncio.get_running_loop()
         if self._timer is not None and not self._timer.cancelled() and self._timer.when() <= loop.time() + delay:
             return  # an earlier wake-up is set already; it looks again when it runs
