@@ -16,14 +16,11 @@ from typing import Any
 
 import asyncpg
 import msgspec
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.monitor import Monitor
-from app.db.monitor_event import MonitorEvent
 from app.deliveries.service import Queued, enqueue_many
 from app.routing.env import RoutingEnv
-from app.routing.messages import Member, MonitorFacts, event_for
+from app.routing.messages import EventInfo, Member, MonitorFacts, MonitorInfo, event_for
 from app.routing.pipeline import LogEntry, Outcome, Reason, Receiver, flush_group, next_flush
 from app.routing.routes import Routes, monitor_route
 from app.routing.suppression import Suppressor
@@ -182,20 +179,38 @@ async def _receivers(conn: asyncpg.Connection, groups: Sequence[Mapping[str, Any
     return {r["id"]: Receiver(r["id"], r["send_resolved"]) for r in rows}
 
 
+_EVENT = msgspec.json.Decoder(tuple[dict[str, Any], list[dict[str, Any]]])
+
+
 async def _monitor_facts(
-    session: AsyncSession, groups: Sequence[Mapping[str, Any]], members: Mapping[str, list[Member]]
+    conn: asyncpg.Connection, groups: Sequence[Mapping[str, Any]], members: Mapping[str, list[Member]]
 ) -> dict[str, MonitorFacts]:
     """For each monitor's own group: its monitor and the event its alert last changed with."""
     own = [g for g in groups if g["monitor_id"] is not None]
     if not own:
         return {}
-    monitor_ids = {g["monitor_id"] for g in own}
-    event_ids = {m.monitor_event_id for g in own for m in members[g["key"]] if m.monitor_event_id}
-    monitors = {m.id: m for m in (await session.execute(select(Monitor).where(Monitor.id.in_(monitor_ids)))).scalars()}
-    events = {}
-    if event_ids:
-        stmt = select(MonitorEvent).where(MonitorEvent.id.in_(event_ids))
-        events = {e.id: e for e in (await session.execute(stmt)).scalars()}
+    rows = await conn.fetch(
+        "SELECT id, name, description, threshold, operator, apl FROM monitors WHERE id = ANY($1::text[])",
+        sorted({g["monitor_id"] for g in own}),
+    )
+    monitors = {
+        r["id"]: MonitorInfo(r["name"], r["description"], r["threshold"], r["operator"], r["apl"]) for r in rows
+    }
+    events: dict[str, EventInfo] = {}
+    event_ids = sorted({m.monitor_event_id for g in own for m in members[g["key"]] if m.monitor_event_id})
+    for r in await conn.fetch(
+        """
+        SELECT id, kind, state, time, value, start_time, end_time, match_count, error,
+               jsonb_build_array(group_values, matches)::text AS json
+        FROM monitor_events WHERE id = ANY($1::text[])
+        """,
+        event_ids,
+    ):
+        group, matches = _EVENT.decode(r["json"])
+        events[r["id"]] = EventInfo(
+            r["id"], r["kind"], r["state"], r["time"], r["value"], r["start_time"], r["end_time"], group, matches,
+            r["match_count"], r["error"],
+        )  # fmt: skip
     found = {}
     for g in own:
         event_id = next((m.monitor_event_id for m in members[g["key"]]), None)
@@ -225,7 +240,7 @@ async def flush_batch(
     routes = suppressor.routes
     members, logs = await _load(conn, [g["key"] for g in groups])
     receivers = await _receivers(conn, groups)
-    facts = await _monitor_facts(session, groups, members)
+    facts = await _monitor_facts(conn, groups, members)
     writes, flushed = _Writes(), Flushed(groups=len(groups))
     queued: list[Queued] = []
     for group in groups:

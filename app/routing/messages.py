@@ -13,8 +13,6 @@ from datetime import datetime
 from typing import Any, Literal
 
 from adapters.base import AlertGroup, Event, GroupAlert
-from app.db.monitor import Monitor
-from app.db.monitor_event import MonitorEvent
 from app.timefmt import iso_ms, iso_ms_or_none
 
 
@@ -52,12 +50,40 @@ class Member:
         return self.ends_at is None or self.ends_at > now
 
 
+@dataclass(frozen=True, slots=True)
+class MonitorInfo:
+    """The monitor's fields a message shows (read with the flush's own statement)."""
+
+    name: str
+    description: str | None
+    threshold: float | None
+    operator: str | None
+    apl: str
+
+
+@dataclass(frozen=True, slots=True)
+class EventInfo:
+    """The monitor event a message reports (`monitor_events`)."""
+
+    id: str
+    kind: str
+    state: str
+    time: datetime
+    value: float | None
+    start_time: datetime | None
+    end_time: datetime | None
+    group_values: dict[str, Any]
+    matches: list[dict[str, Any]]
+    match_count: int | None
+    error: str | None
+
+
 @dataclass(frozen=True)
 class MonitorFacts:
     """What a monitor's one-alert message says besides its alert: the monitor and the event it changed with."""
 
-    monitor: Monitor | None  # None once the monitor is deleted
-    event: MonitorEvent | None
+    monitor: MonitorInfo | None  # None once the monitor is deleted
+    event: EventInfo | None
 
 
 def event_for(

@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import driver_connection
 from app.routing import routes
+from app.routing.document import DEFAULT_RESOLVE_TIMEOUT
 from app.routing.labels import Labels, fingerprint
 from app.routing.tree import Tree
 
@@ -101,7 +102,10 @@ def _json(value: object) -> str:
 
 
 async def upsert(
-    conn: asyncpg.Connection, alerts: Sequence[AlertInput], now: datetime, resolve_timeout: timedelta = MATCH_PULSE
+    conn: asyncpg.Connection,
+    alerts: Sequence[AlertInput],
+    now: datetime,
+    resolve_timeout: timedelta = timedelta(seconds=DEFAULT_RESOLVE_TIMEOUT),
 ) -> list[str]:
     """Write alerts (the last of equal label sets in one call wins) and mark them for the router; returns their
     fingerprints in the order given. `resolve_timeout`: how long an external alert without `ends_at` fires."""
