@@ -1,8 +1,10 @@
-"""The routing job (app/scheduler.py, every `BEACON_ROUTING_TICK_SECONDS` in every process): place pending
-alerts in their groups, flush the groups that are due, and now and then forget long-resolved alerts.
+"""The routing job: place pending alerts in their groups, flush the groups that are due (the pipeline's
+stages: app/routing/pipeline.py), and now and then forget long-resolved alerts. Run by this process's `Router`:
+after a commit that wrote alerts, when the next group falls due, and every `BEACON_ROUTING_TICK_SECONDS`.
 
-Each step is its own transaction over rows claimed with `SKIP LOCKED`, so any number of processes share the
-work; a failure rolls back what it claimed, which the next run (here or elsewhere) takes up again.
+Each batch (placing, then flushing what is due) is one transaction over rows claimed with `SKIP LOCKED`, so any
+number of processes share the work; a failure rolls back what it claimed, which the next run (here or
+elsewhere) takes up again.
 """
 
 from __future__ import annotations
