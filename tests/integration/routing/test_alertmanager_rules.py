@@ -163,3 +163,18 @@ async def test_resolve_timeout_is_a_setting_and_timers_go_down_to_a_second(h):
             json={"route": {"notifier_ids": [hook], field: value}},
         )
         assert r.status_code == 400 and r.json()["error"]["param"] == f"route.{field}"
+
+
+async def test_an_inhibited_alerts_resolve_is_not_sent(h):
+    hook = await h.notifier()
+    rule = {"source_matchers": ["severity=critical"], "target_matchers": ["severity=warning"], "equal": ["job"]}
+    await h.routing({"notifier_ids": [hook], "group_by": ["job"], **SECONDS}, inhibit_rules=[rule])
+    warn = {"labels": {"alertname": "Slow", "severity": "warning", "job": "api", "instance": "w"}}
+    await h.post(warn)
+    (first,) = await h.step(1)
+    assert summary(first)[2] == [("firing", "w")]
+    await h.post({"labels": {"alertname": "Down", "severity": "critical", "job": "api", "instance": "c"}})
+    (new,) = await h.step(1)  # the warning is inhibited from now on
+    assert summary(new) == ("new_alerts", "firing", [("firing", "c")])
+    await h.post({**warn, "ends_at": h.clock.now.isoformat()})
+    assert await h.step(1) == []  # its resolve is inhibited too (Beacon sent it)
