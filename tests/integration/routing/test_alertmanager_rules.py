@@ -173,8 +173,8 @@ async def test_an_inhibited_alerts_resolve_is_not_sent(h):
     await h.post(warn)
     (first,) = await h.step(1)
     assert summary(first)[2] == [("firing", "w")]
+    # The critical alert fires as the warning resolves: the warning's resolve is inhibited (Beacon listed it).
     await h.post({"labels": {"alertname": "Down", "severity": "critical", "job": "api", "instance": "c"}})
-    (new,) = await h.step(1)  # the warning is inhibited from now on
-    assert summary(new) == ("new_alerts", "firing", [("firing", "c")])
     await h.post({**warn, "ends_at": h.clock.now.isoformat()})
-    assert await h.step(1) == []  # its resolve is inhibited too (Beacon sent it)
+    (new,) = await h.step(1)
+    assert summary(new) == ("new_alerts", "firing", [("firing", "c")])
