@@ -276,6 +276,9 @@ class Adapter(Generic[C]):
     type: ClassVar[str]
     Config: ClassVar[builtins.type[AdapterConfig]]
     description: ClassVar[str] = ""
+    # Whether resolved alerts are sent by default (a notifier's `send_resolved` overrides it); Alertmanager's
+    # defaults: on for webhooks, pagers and Discord/Teams, off for Slack and e-mail. A plugin may set its own.
+    send_resolved: ClassVar[bool] = True
     # True when the service keeps a signing secret in `Config.signing_secret` (generated, shown once, rotatable).
     has_signing_secret: ClassVar[bool] = False
 

@@ -34,6 +34,7 @@ class EmailConfig(AdapterConfig):
 
 class Email(Adapter[EmailConfig]):
     type = "email"
+    send_resolved = False  # Alertmanager's default for Slack and e-mail
     Config = EmailConfig
     description = "E-mail through the configured SMTP relay"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -43,6 +44,7 @@ from app.request_ids import add_response_headers
 from app.request_log import observe
 from app.routing.controllers import AlertController, RoutingController, SilenceController
 from app.routing.env import Counters, RoutingEnv
+from app.routing.jobs import Router
 from app.scheduler import start_scheduler
 from app.settings import Settings
 from app.shippers import routes as shippers
@@ -53,7 +55,7 @@ from app.ui.alerts import alert_list
 from app.ui.controllers import ui_router
 from app.ui.datasets import dataset_list, dataset_page
 from app.ui.monitors import monitor_detail, monitor_list
-from app.ui.notifiers import notifier_list, notifier_test
+from app.ui.notifiers import notifier_list, notifier_send_resolved, notifier_test
 from app.ui.routing import routing_page
 from app.ui.silences import silence_create, silence_expire, silence_extend, silence_form, silence_list
 
@@ -94,6 +96,7 @@ def ui_pages() -> list[ControllerRouterHandler]:
         monitor_detail,
         notifier_list,
         notifier_test,
+        notifier_send_resolved,
         alert_list,
         silence_list,
         silence_form,
@@ -126,6 +129,10 @@ def create_app(settings: Settings) -> Litestar:
             settings, app.state.notifier_env, http, app.state.sessionmaker, metrics=app.state.metrics
         )
         app.state.routing_env = RoutingEnv(app.state.delivery_env, counters=Counters(app.state.metrics))
+        if settings.run_scheduler:
+            app.state.routing_env.router = Router(
+                app.state.routing_env, on_queued=functools.partial(serve_deliveries, app.state)
+            )
         scheduler = start_scheduler(app, settings) if settings.run_scheduler else None
         if scheduler is not None:
             serve_deliveries(app.state)
@@ -134,6 +141,8 @@ def create_app(settings: Settings) -> Litestar:
         finally:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
+            if app.state.routing_env.router is not None:
+                await app.state.routing_env.router.stop()
             await stop_dispatcher(app.state, grace=settings.http_timeout_seconds + 1)
             await http.aclose()
             await app.state.rate_limiter.close()

@@ -56,20 +56,7 @@ async def _monitors(app: Litestar) -> None:
 
 
 async def _routing(app: Litestar) -> None:
-    from app.deliveries.worker import serve
-    from app.routing.jobs import Timer, run_routing
-
-    env = app.state.routing_env
-    result = await run_routing(env)
-    if result.queued:
-        serve(app.state)  # group notifications go out now, not at the worker's next poll
-    if result.next_flush_at is not None:
-        delay = (result.next_flush_at - env.now()).total_seconds()
-        # Due before the next tick: run again just then (a group already overdue waits for the tick: it is
-        # being flushed elsewhere, or failing, and must not spin this loop).
-        if 0 < delay < env.delivery.settings.routing_tick_seconds:
-            env.timer = env.timer or Timer()
-            env.timer.at(delay + 0.005, lambda: _routing(app))
+    await app.state.routing_env.router.run_at(None)  # a poll for what no wake-up announced
 
 
 def job_specs() -> list[JobSpec]:

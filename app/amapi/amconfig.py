@@ -32,7 +32,7 @@ def _route(raw: d.Route, names: Mapping[str, str], receivers: dict[str, None], r
         name = receiver_name(raw.notifier_ids or [], names)
         receivers[name] = None
         out["receiver"] = name
-    if raw.group_by is not None:
+    if raw.group_by or (root and raw.group_by is not None):  # `[]` on a child inherits: said by leaving it out
         out["group_by"] = list(raw.group_by)
     if raw.matchers:
         out["matchers"] = list(raw.matchers)
@@ -85,7 +85,8 @@ def _interval(raw: d.Interval) -> dict[str, Any]:
 
 def alertmanager_config(doc: d.Document, names: Mapping[str, str]) -> dict[str, Any]:
     receivers: dict[str, None] = {}
-    config: dict[str, Any] = {"route": _route(doc.route, names, receivers, True)}
+    config: dict[str, Any] = {"global": {"resolve_timeout": _duration(doc.resolve_timeout_seconds)}}
+    config["route"] = _route(doc.route, names, receivers, True)
     for name in names.values():  # every notifier is a receiver, as in GET /api/v2/receivers
         receivers.setdefault(name, None)
     config["receivers"] = [{"name": name} for name in receivers]

@@ -88,7 +88,7 @@ async def list_alerts(session: AsyncSession, env: RoutingEnv, who: Principal, q:
     names = await notifier_names(session)
     found = []
     async for alert, _ in views.scan(await driver_connection(session), who, sup, flt):
-        receivers = receivers_of(sup.tree.match(alert.labels), names)
+        receivers = receivers_of(sup.routes.of(alert.labels, alert.source.monitor_id), names)
         if regex is None or any(regex.fullmatch(r) for r in receivers):
             found.append(gettable_alert(alert, receivers))
     return found
@@ -103,7 +103,9 @@ async def alert_groups(session: AsyncSession, env: RoutingEnv, who: Principal, q
         receiver = receiver_name(group.notifier_ids, names)
         if regex is not None and not regex.fullmatch(receiver):
             continue
-        alerts = [gettable_alert(a, receivers_of(sup.tree.match(a.labels), names)) for a in group.alerts]
+        alerts = [
+            gettable_alert(a, receivers_of(sup.routes.of(a.labels, a.source.monitor_id), names)) for a in group.alerts
+        ]
         found.append(am.AlertGroup(labels=group.labels, receiver=am.Receiver(receiver), alerts=alerts))
     return found
 

@@ -208,7 +208,9 @@ def routing() -> None:
     """The routing tree: show it, test labels against it, import an Alertmanager configuration."""
 
 
-def _seconds(value: int) -> str:
+def _seconds(value: int | None) -> str:
+    if value is None:
+        return "never"
     for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
         if value >= size and value % size == 0:
             return f"{value // size}{unit}"

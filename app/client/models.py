@@ -126,6 +126,7 @@ class Notifier(Resource, kw_only=True):
     name: str
     type: str
     target: str | None = None
+    send_resolved: bool | None = None  # whether resolved alerts are sent (the type's default unless set)
     disabled_until: datetime | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
@@ -281,11 +282,17 @@ class Routing(Resource, kw_only=True):
 
     version: str
     route: dict[str, Any]
+    resolve_timeout_seconds: int = 300
     inhibit_rules: list[dict[str, Any]] = msgspec.field(default_factory=list)
     time_intervals: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
     def document(self) -> dict[str, Any]:
-        return {"route": self.route, "inhibit_rules": self.inhibit_rules, "time_intervals": self.time_intervals}
+        return {
+            "route": self.route,
+            "resolve_timeout_seconds": self.resolve_timeout_seconds,
+            "inhibit_rules": self.inhibit_rules,
+            "time_intervals": self.time_intervals,
+        }
 
 
 class ImportLoss(msgspec.Struct, kw_only=True):
@@ -327,7 +334,7 @@ class RouteMatch(msgspec.Struct, kw_only=True):
     group_labels: dict[str, str] = msgspec.field(default_factory=dict)
     group_wait_seconds: int
     group_interval_seconds: int
-    repeat_interval_seconds: int
+    repeat_interval_seconds: int | None  # None: never (a monitor's own route without a repeat interval)
     muted_by: list[str] = msgspec.field(default_factory=list)
 
 

@@ -4,7 +4,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import BigInteger, FetchedValue, ForeignKey, Integer, Text
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base
@@ -33,6 +33,8 @@ class Delivery(Base):
     # A routed group notification: the group it reports and why it was sent (first, new_alerts, resolved, repeat).
     alert_group_key: Mapped[str | None] = mapped_column(Text, default=None)
     alert_group_reason: Mapped[str | None] = mapped_column(Text, default=None)
+    # The monitors whose alerts the message lists (a routed monitor's page lists what its team got).
+    monitor_ids: Mapped[list[str] | None] = mapped_column(ARRAY(Text), default=None)
     # The messages that must arrive in the order they were made: (monitor or group) x notifier (see
     # app/deliveries/streams.py); `seq` is that order, given by the database at insert.
     stream: Mapped[str | None] = mapped_column(Text, default=None)

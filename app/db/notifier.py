@@ -19,5 +19,6 @@ class Notifier(Base):
     target: Mapped[str] = mapped_column(Text)
     config_sealed: Mapped[bytes] = mapped_column(LargeBinary)
     disabled_until: Mapped[datetime | None]
+    send_resolved: Mapped[bool]  # whether resolved alerts are sent (set from the type's default when not given)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]

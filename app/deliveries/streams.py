@@ -8,8 +8,11 @@ While the destination fails, nothing is superseded: every message is still sent,
 should show that the alert fired, even if it is over by now). Superseding is right only after a mute
 (`disabled_until`): a mute asks for silence, and when it ends the destination needs what is still true, not a
 replay of every change. So the stream's oldest message, deferred by the mute, is then superseded by the
-newest with everything between, and the newest is sent; if that newest is a monitor's "resolved" and the
-destination never heard the alert fire, nothing is sent at all (it already believes all is well).
+newest with everything between, and the newest is sent; if that newest is a resolve (a monitor's
+`monitor.resolved`, a group's `alerts.resolved`) and the destination never heard the stream fire, nothing is
+sent at all (it already believes all is well): the pipeline's own rule (app/routing/pipeline.py `dedup_stage`,
+Alertmanager's: an all-resolved notification goes only to whoever heard something fire), applied to what was
+really sent.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from app.db.delivery import Delivery
 
 DUE = ("pending", "retrying")  # sent when their time comes
 OPEN = (*DUE, "deferred")  # not settled yet: a later message of the stream waits for them
-RESOLVED = "monitor.resolved"
+RESOLVED = ("monitor.resolved", "alerts.resolved")  # the kinds that say "all is well"
 
 
 def sql_list(statuses: tuple[str, ...]) -> str:
@@ -73,7 +76,7 @@ async def settle_after_mute(session: AsyncSession, head: Delivery, now: datetime
     newest = later[-1] if later else head
     for old in [head, *later[:-1]] if later else []:
         _supersede(old, f"superseded by {newest.id}: the notifier was muted; its latest message is sent instead", now)
-    if newest.kind == RESOLVED and not await _fired_there(session, head.stream, head.seq):
+    if newest.kind in RESOLVED and not await _fired_there(session, head.stream, head.seq):
         _supersede(newest, "not sent: the alert fired and resolved while the notifier was muted", now)
         return True
     if newest is head:
@@ -93,4 +96,4 @@ async def _fired_there(session: AsyncSession, stream: str, before_seq: int) -> b
             .limit(1)
         )
     ).scalar_one_or_none()
-    return last is not None and last != RESOLVED
+    return last is not None and last not in RESOLVED

@@ -5,10 +5,10 @@ Labels: the monitor's `labels`, the group's `by` values (names made label-safe: 
 then `alertname` (the monitor's name), `monitor_id` and `dataset`, and `beacon_state` for `no_data`/`error`.
 Annotations: `summary`, `description`, `value`, `threshold`, `query`, `link`.
 
-A monitor with notifiers of its own sends its messages itself, as before; its alerts are recorded (visible in
-GET /v1/alerts) but not routed, and silences, inhibition and the mute timings of the routes its labels match
-decide whether each message goes out (a resolve goes out when its trigger did). A monitor with no notifiers is
-routed by the tree.
+Every alert goes through the one notification pipeline (app/routing/pipeline.py): a monitor with notifiers of
+its own is routed by its implicit route (`direct`: one alert per group, its one-alert messages, rendered from
+the monitor event each alert last changed with), a monitor with none by the tree. Which message goes out, and
+whether silences, inhibition or mute timings hold it back, is the pipeline's decision alone.
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ from adapters.templating import number
 from app.db.monitor import Monitor
 from app.errors import BeaconError
 from app.monitors.state import Change, Series, Step
-from app.routing import config, store
+from app.routing import store
 from app.routing.labels import MAX_VALUE_CHARS, check_labels, fingerprint, sanitize_name
-from app.routing.suppression import Suppressor, load
 
 RESERVED = ("alertname", "monitor_id", "dataset", "beacon_state")
 
@@ -101,96 +100,50 @@ def firing_now(
     return found
 
 
-def _change_labels(monitor: Monitor, change: Change) -> dict[str, str]:
+def _change_labels(monitor: Monitor, change: Change, before: str) -> dict[str, str]:
+    """The labels of the alert a change concerns (a resolve out of no_data or error: that condition's alert)."""
     if change.kind in ("no_data", "error"):
         return labels_of(monitor, {}, change.kind)
+    if change.kind == "resolved" and not change.group and before in ("no_data", "error"):
+        return labels_of(monitor, {}, before)
     return labels_of(monitor, change.group)
-
-
-def _notified(monitor: Monitor, changes: Sequence[Change], sends: Sequence[bool]) -> list[tuple[str, bool]]:
-    """Whether each firing alert's message went out (its resolve follows it). A repeat that was suppressed
-    changes nothing: the trigger before it went out."""
-    return [
-        (fingerprint(_change_labels(monitor, c)), sent)
-        for c, sent in zip(changes, sends, strict=True)
-        if c.kind != "resolved" and (sent or c.kind != "repeat")
-    ]
-
-
-async def _mark_notified(conn: Any, fired: Sequence[tuple[str, bool]]) -> None:
-    if fired:
-        await conn.execute(
-            "UPDATE alerts a SET notified = i.s FROM unnest($1::text[], $2::boolean[]) AS i(f, s) "
-            "WHERE a.fingerprint = i.f",
-            [fp for fp, _ in fired],
-            [sent for _, sent in fired],
-        )
 
 
 @dataclass(frozen=True)
 class Recording:
-    """One monitor's run, for `record_many`: `direct` when the monitor has notifiers of its own."""
+    """One monitor's run, for `record_many`: `direct` when the monitor has notifiers of its own; `event_ids`: the
+    monitor event of each of `step.changes`."""
 
     monitor: Monitor
+    before: str  # its state before the run
     step: Step
     link: str
     error: str | None
     direct: bool
+    event_ids: Sequence[str]
 
 
-async def record_many(session: AsyncSession, runs: Sequence[Recording], now: datetime) -> list[list[bool]]:
+async def record_many(session: AsyncSession, runs: Sequence[Recording], now: datetime) -> None:
     """Bring each run's monitor alerts in line with its `step` (the caller's transaction), in a few statements
-    for all of them; for each run, and each of its `step.changes`, whether the monitor's own notifiers get its
-    message (always True when it has none: the tree routes it).
-
-    The same answers as one run after another: a monitor's alerts carry its `monitor_id`, so no run touches
-    another's rows, and silences and mute timings depend on the time only. Inhibition depends on the alerts
-    firing, which the runs before change: with inhibit rules, the runs go one by one."""
+    for all of them, each alert noting the monitor event it changed with. The router places them once the
+    caller has committed (app/routing/jobs.py)."""
     conn = await store.in_transaction(session)
-    if not any(r.direct for r in runs):
-        return await _record(conn, runs, None, now)
-    tree = (await config.current(conn)).tree
-    if tree.inhibit_rules and len(runs) > 1:
-        return [(await record_many(session, [r], now))[0] for r in runs]
-    return await _record(conn, runs, await load(conn, tree, now), now)
-
-
-async def _record(
-    conn: Any, runs: Sequence[Recording], suppressor: Suppressor | None, now: datetime
-) -> list[list[bool]]:
-    """`record_many` with the silences, inhibitions and mute timings in force (`suppressor`: None when no run
-    is direct)."""
-    labels = [[_change_labels(r.monitor, c) for c in r.step.changes] if r.direct else [] for r in runs]
-    fps = [[fingerprint(x) for x in xs] for xs in labels]
-    notified: dict[str, bool] = {}
-    if suppressor is not None:
-        rows = await conn.fetch(
-            "SELECT fingerprint, notified FROM alerts WHERE fingerprint = ANY($1::text[])", [f for x in fps for f in x]
-        )
-        notified = {r["fingerprint"]: r["notified"] for r in rows}
-    verdicts: list[list[bool]] = []
     alerts: list[store.AlertInput] = []
     keep: list[str] = []
-    fired: list[tuple[str, bool]] = []
-    for r, xs, fs in zip(runs, labels, fps, strict=True):
-        sends = [True] * len(r.step.changes)
-        if r.direct:
-            assert suppressor is not None
-            # A firing change goes out unless silenced, inhibited or muted now; a resolve if its firing did.
-            sends = [
-                notified.get(fp, True) if c.kind == "resolved" else not suppressor.verdict(fp, x).suppressed
-                for c, x, fp in zip(r.step.changes, xs, fs, strict=True)
-            ]
-            fired += _notified(r.monitor, r.step.changes, sends)
-        verdicts.append(sends)
+    events: list[tuple[str, str]] = []
+    for r in runs:
         firing = firing_now(r.monitor, r.step.state, r.step.series, r.link, r.error, r.direct)
         keep += [a.fingerprint for a in firing]
         alerts += firing
         alerts += _pulses(r.monitor, r.step, r.link, r.direct, now)
+        events += [
+            (fingerprint(_change_labels(r.monitor, c, r.before)), event_id)
+            for c, event_id in zip(r.step.changes, r.event_ids, strict=True)
+            if c.notify
+        ]
     await store.upsert(conn, alerts, now)
     await store.resolve_others(conn, [r.monitor.id for r in runs], keep, now)
-    await _mark_notified(conn, fired)
-    return verdicts
+    await store.set_monitor_events(conn, events)
 
 
 def _pulses(monitor: Monitor, step: Step, link: str, direct: bool, now: datetime) -> list[store.AlertInput]:
@@ -201,7 +154,7 @@ def _pulses(monitor: Monitor, step: Step, link: str, direct: bool, now: datetime
         if c.kind == "matched"
     ]
     for pulse in pulses:
-        pulse.ends_at = now + store.RESOLVE_TIMEOUT
+        pulse.ends_at = now + store.MATCH_PULSE
     return pulses
 
 

@@ -19,6 +19,7 @@ from app.monitors.schemas import (
     MonitorUpdate,
 )
 from app.pagination import CursorCodec, Limit, ListEnvelope
+from app.routing.jobs import wake
 
 READ = {"scope": "monitors:read"}
 WRITE = {"scope": "monitors:write"}
@@ -53,11 +54,14 @@ class MonitorController(Controller):
         self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str, data: MonitorUpdate
     ) -> MonitorSaved:
         base_url = request.app.state.settings.base_url
-        return await service.update_monitor(db, principal(request), monitor_id, data, base_url=base_url)
+        out = await service.update_monitor(db, principal(request), monitor_id, data, base_url=base_url)
+        wake(request.app.state.routing_env)  # its alerts may have changed
+        return out
 
     @delete("/{monitor_id:str}", status_code=204, opt=WRITE)
     async def remove(self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str) -> None:
         await service.delete_monitor(db, principal(request), monitor_id)
+        wake(request.app.state.routing_env)  # its alerts resolved
 
     @post("/{monitor_id:str}/evaluate", status_code=200, opt=READ)
     async def evaluate(
@@ -68,7 +72,7 @@ class MonitorController(Controller):
         state = request.app.state
         dry_run = data.dry_run if data is not None else False
         out, deliveries = await service.evaluate_now(
-            db, state.delivery_env, principal(request), monitor_id, dry_run=dry_run
+            db, state.routing_env, principal(request), monitor_id, dry_run=dry_run
         )
         if deliveries and state.settings.run_scheduler:
             serve(state)  # the process's delivery worker sends them now

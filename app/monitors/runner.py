@@ -2,8 +2,10 @@
 
 The caller holds the monitor row locked (`FOR UPDATE`; `SKIP LOCKED` in the loop's claim, which takes a batch
 of due monitors per transaction: `evaluate_many`) in the session's transaction and commits afterwards: the query,
-the new state, the monitor events, the annotation and one delivery per routed notifier land in that one commit,
-or none of them do. So a change is recorded and notified exactly once however many server processes run the
+the new state, the monitor events, the annotation and the monitor's alerts land in that one commit, or none of
+them do. The alerts then go through the one notification pipeline (app/routing/pipeline.py): the caller wakes
+the router after its commit, which queues the messages (a monitor's own notifiers get them at once: its route
+has no group_wait). So a change is recorded and notified exactly once however many server processes run the
 loop, and a process that dies mid-evaluation leaves the monitor due, with nothing half-written.
 """
 
@@ -19,7 +21,6 @@ import msgspec
 from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from adapters.base import Event
 from adapters.context import OPERATOR_WORDS
 from adapters.templating import number
 from app.annotations.service import add_annotation
@@ -28,12 +29,11 @@ from app.db.monitor import Monitor
 from app.db.monitor_event import MonitorEvent
 from app.db.monitor_notifier import MonitorNotifier
 from app.deliveries.sending import DeliveryEnv
-from app.deliveries.service import enqueue
 from app.monitors import alerting
 from app.monitors.evaluation import Observation, Window, observe_many, rules_of, window_for
 from app.monitors.state import Change, Series, Step, resize, step_match, step_threshold
 from app.request_ids import new_id
-from app.timefmt import iso_ms, iso_ms_or_none
+from app.timefmt import iso_ms_or_none
 
 # session.info key: the transaction in which an evaluation savepoint is open (see evaluation.observe)
 SAVEPOINT_OPEN = "monitor_savepoint_in"
@@ -55,7 +55,6 @@ class Report:
     observation: Observation
     events: list[MonitorEvent] = field(default_factory=list)
     notifier_ids: list[str] = field(default_factory=list)
-    deliveries: int = 0
     row: dict[str, Any] = field(default_factory=dict)  # the monitor row's new values (see `save`)
 
 
@@ -173,19 +172,25 @@ async def evaluate_many(
         reports.append(report)
     changed = [r for r in reports if r.step.changes]
     if changed and not dry_run:
-        # The monitors' alerts follow (app/routing); their own notifiers hear of what is not suppressed.
-        verdicts = await alerting.record_many(
+        # The monitors' alerts follow (app/routing): the pipeline notifies once the caller has committed.
+        for report in changed:
+            _write(session, env, report)
+        await alerting.record_many(
             session,
             [
                 alerting.Recording(
-                    r.monitor, r.step, link(env, r.monitor.id), r.observation.error, bool(routed[r.monitor.id])
+                    r.monitor,
+                    r.before,
+                    r.step,
+                    link(env, r.monitor.id),
+                    r.observation.error,
+                    bool(routed[r.monitor.id]),
+                    [e.id for e in r.events],
                 )
                 for r in changed
             ],
             now,
         )
-        for report, sends in zip(changed, verdicts, strict=True):
-            _write(session, env, report, sends)
     return reports
 
 
@@ -203,18 +208,10 @@ def _report(monitor: Monitor, now: datetime, window: Window, observed: Observati
     return Report(monitor, now, window, before, step, observed)
 
 
-def _write(session: AsyncSession, env: DeliveryEnv, report: Report, sends: Sequence[bool]) -> None:
-    """Add the report's monitor events, the deliveries of those that notify, and its annotation."""
-    monitor, observed = report.monitor, report.observation
-    for row, change, send in zip(report.events, report.step.changes, sends, strict=True):
-        session.add(row)
-        if change.notify and send:
-            message = _message(env, monitor, change, row, observed)
-            row.delivery_ids = [
-                enqueue(session, env, notifier_id=n, event=message, monitor_id=monitor.id, monitor_event_id=row.id).id
-                for n in report.notifier_ids
-            ]
-            report.deliveries += len(row.delivery_ids)
+def _write(session: AsyncSession, env: DeliveryEnv, report: Report) -> None:
+    """Add the report's monitor events (their deliveries are added by the pipeline) and its annotation."""
+    monitor = report.monitor
+    session.add_all(report.events)
     changed = [c for c in report.step.changes if c.kind not in ("matched", "repeat")]
     if changed:
         _annotate(session, env, monitor, changed, report.now)
@@ -282,30 +279,6 @@ def _event_row(
         error=observed.error if change.kind == "error" else None,
         delivery_ids=[],
         time=now,
-    )
-
-
-def _message(env: DeliveryEnv, monitor: Monitor, change: Change, row: MonitorEvent, observed: Observation) -> Event:
-    start, end = iso_range_of(row)
-    return Event(
-        kind="triggered" if change.kind == "repeat" else change.kind,  # a repeat is the trigger sent again
-        monitor_id=monitor.id,
-        monitor_event_id=row.id,
-        monitor_name=monitor.name,
-        description=monitor.description,
-        state=change.state,  # type: ignore[arg-type]
-        value=change.value,
-        threshold=monitor.threshold,
-        operator=monitor.operator,
-        query=monitor.apl,
-        start_time=start,
-        end_time=end,
-        group=change.group,
-        matches=row.matches,
-        match_count=row.match_count,
-        error=row.error,
-        link=link(env, monitor.id),
-        time=iso_ms(row.time),
     )
 
 

@@ -21,7 +21,6 @@ from app.db.monitor import Monitor
 from app.db.monitor_event import MonitorEvent
 from app.db.monitor_notifier import MonitorNotifier
 from app.db.notifier import Notifier
-from app.deliveries.sending import DeliveryEnv
 from app.errors import BeaconError, check_choice, not_found
 from app.monitors import alerting, queries, runner
 from app.monitors.evaluation import iso_range
@@ -41,6 +40,8 @@ from app.pagination import CursorCodec, ListEnvelope, paginate
 from app.query import fieldcheck
 from app.query.compiler import Compiled
 from app.request_ids import new_id
+from app.routing.env import RoutingEnv
+from app.routing.jobs import run_routing
 from app.timefmt import iso_ms, iso_ms_or_none, utcnow
 from app.timeparams import to_ms
 
@@ -406,10 +407,11 @@ async def dataset_id(session: AsyncSession, name: str) -> int | None:
 
 
 async def evaluate_now(
-    session: AsyncSession, env: DeliveryEnv, who: Principal, monitor_id: str, *, dry_run: bool
+    session: AsyncSession, renv: RoutingEnv, who: Principal, monitor_id: str, *, dry_run: bool
 ) -> tuple[EvaluationOut, int]:
-    """Evaluate at once, waiting for a run of the loop in progress to finish (the row lock). Returns the
-    outcome and how many deliveries it queued."""
+    """Evaluate at once, waiting for a run of the loop in progress to finish (the row lock); a real run then
+    runs the router, which queues its messages. Returns the outcome and how many deliveries were queued."""
+    env = renv.delivery
     if not dry_run:
         who.require_scope("monitors:write")
     monitor = await get_monitor(session, who, monitor_id, for_update=True)
@@ -422,14 +424,18 @@ async def evaluate_now(
         scheduled=False,
         dry_run=dry_run,
     )
-    out = _evaluation_out(report, dry_run)
     if dry_run:
+        out = _evaluation_out(report, dry_run)
         await session.rollback()
-    else:
-        await runner.save(session, [report])
-        await session.commit()
-        runner.note_outcomes(env, [report])
-    return out, report.deliveries
+        return out, 0
+    await runner.save(session, [report])
+    await session.commit()
+    runner.note_outcomes(env, [report])
+    queued = (await run_routing(renv, report.now)).queued if report.step.changes else 0
+    if queued:  # the events list the deliveries the pipeline made of them
+        for event in report.events:
+            await session.refresh(event)
+    return _evaluation_out(report, dry_run), queued
 
 
 def _evaluation_out(report: runner.Report, dry_run: bool) -> EvaluationOut:

@@ -3,8 +3,10 @@
 Each tick, `settings.monitor_concurrency` lanes claim due monitors (`FOR UPDATE SKIP LOCKED`, the most overdue
 first, up to `BATCH` per transaction) and evaluate each batch together (app/monitors/runner.py `evaluate_many`),
 until nothing is due.
-Any number of processes share the work; a monitor is evaluated once per due time. When a run queued
-deliveries, the process's delivery worker is woken at once instead of at its next poll.
+Any number of processes share the work; a monitor is evaluated once per due time. When a batch changed alerts,
+the router runs at once in this process once the batch is committed (the pipeline queues the messages: a
+monitor's own route has no group_wait), and when that queued deliveries, the delivery worker is woken at once
+instead of at its next poll.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -26,6 +28,8 @@ from app.db.monitor import Monitor
 from app.deliveries.sending import DeliveryEnv
 from app.deliveries.worker import serve
 from app.monitors import runner
+from app.routing.env import RoutingEnv
+from app.routing.jobs import run_routing
 from app.timefmt import utcnow
 
 log = logging.getLogger("beacon.monitors")
@@ -121,6 +125,19 @@ async def _postpone(
         await session.commit()
 
 
+Route = Callable[[datetime], Awaitable[int]]  # run the router at a time; returns the deliveries it queued
+
+
+def router_of(env: DeliveryEnv) -> Route:
+    """The router a tick runs after its commits when the app gives none (tests, `beacon` commands)."""
+    renv = RoutingEnv(env)
+
+    async def route(at: datetime) -> int:
+        return (await run_routing(renv, at)).queued
+
+    return route
+
+
 async def evaluate_due(
     env: DeliveryEnv,
     *,
@@ -129,11 +146,13 @@ async def evaluate_due(
     limit: int = MAX_PER_TICK,
     batch: int = BATCH,
     on_deliveries: Callable[[], None] | None = None,
+    route: Route | None = None,
 ) -> TickResult:
     """Evaluate what is due: at most `limit` evaluations, `lanes` transactions at a time, each of up to `batch`
-    monitors."""
+    monitors; after each batch that changed alerts, `route` (default: `router_of(env)`) at its time."""
     result = TickResult()
     claimed = 0
+    router = route or router_of(env)
 
     async def lane() -> None:
         nonlocal claimed
@@ -148,7 +167,9 @@ async def evaluate_due(
             result.lags.extend(lags)
             for lag in lags:
                 env.metrics.monitor_lag.observe(lag)
-            queued = sum(r.deliveries for r in reports)
+            if not any(r.step.changes for r in reports):
+                continue
+            queued = await router(reports[0].now)
             if queued:
                 result.deliveries += queued
                 if on_deliveries is not None:
@@ -163,7 +184,10 @@ async def run_tick(app_state: Any) -> TickResult:
     env: DeliveryEnv = app_state.delivery_env
     started = time.monotonic()
     result = await evaluate_due(
-        env, lanes=env.settings.monitor_concurrency, on_deliveries=functools.partial(serve, app_state)
+        env,
+        lanes=env.settings.monitor_concurrency,
+        on_deliveries=functools.partial(serve, app_state),
+        route=app_state.routing_env.router.run_at,
     )
     if result.evaluated:
         log.debug(

@@ -16,6 +16,7 @@ class NotifierCreate(RequestBody):
     type: TypeName
     config: dict[str, Any]
     disabled_until: AwareDatetime | None = None
+    send_resolved: bool | None = None  # None: the type's default (Alertmanager's)
 
 
 class NotifierUpdate(RequestBody):
@@ -25,6 +26,7 @@ class NotifierUpdate(RequestBody):
     name: Name | UnsetType = UNSET
     config: dict[str, Any] | UnsetType = UNSET
     disabled_until: AwareDatetime | UnsetType | None = UNSET
+    send_resolved: bool | UnsetType = UNSET
 
 
 class NotifierOut(msgspec.Struct, kw_only=True):
@@ -35,6 +37,7 @@ class NotifierOut(msgspec.Struct, kw_only=True):
     name: str
     type: str
     target: str
+    send_resolved: bool
     disabled_until: str | None
     created_at: str
     updated_at: str

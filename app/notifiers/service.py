@@ -73,6 +73,7 @@ def _fields(n: Notifier) -> dict[str, Any]:
         "name": n.name,
         "type": n.type,
         "target": n.target,
+        "send_resolved": n.send_resolved,
         "disabled_until": iso_ms_or_none(n.disabled_until),
         "created_at": iso_ms(n.created_at),
         "updated_at": iso_ms(n.updated_at),
@@ -155,6 +156,7 @@ def add_notifier(
         target=adapter.target(config),
         config_sealed=seal(env, notifier_id, Sealed(config=config.to_dict())),
         disabled_until=to_ms(data.disabled_until) if data.disabled_until else None,
+        send_resolved=adapter.send_resolved if data.send_resolved is None else data.send_resolved,
         created_at=now,
         updated_at=now,
     )
@@ -242,6 +244,8 @@ async def update_notifier(
         notifier.name = data.name
     if data.disabled_until is not UNSET:
         notifier.disabled_until = to_ms(data.disabled_until) if data.disabled_until else None
+    if data.send_resolved is not UNSET:
+        notifier.send_resolved = data.send_resolved
     notifier.updated_at = utcnow()
     out = to_out(notifier)  # read before the commit, whose failure expires the object
     await _commit_named(session, notifier.name)

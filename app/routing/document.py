@@ -14,6 +14,7 @@ MatcherList = list[Annotated[str, msgspec.Meta(max_length=2048)]]
 DEFAULT_GROUP_WAIT = 30
 DEFAULT_GROUP_INTERVAL = 300
 DEFAULT_REPEAT_INTERVAL = 14_400
+DEFAULT_RESOLVE_TIMEOUT = 300  # Alertmanager's global.resolve_timeout
 MAX_TIMER_SECONDS = 30 * 86_400
 MAX_ROUTES = 2_000
 
@@ -67,6 +68,7 @@ class Document(Doc, omit_defaults=False, kw_only=True):
     object: str | None = None
     version: str | None = None
     route: Route
+    resolve_timeout_seconds: Annotated[int, msgspec.Meta(ge=1, le=MAX_TIMER_SECONDS)] = DEFAULT_RESOLVE_TIMEOUT
     inhibit_rules: list[InhibitRule] = msgspec.field(default_factory=list)
     time_intervals: list[TimeInterval] = msgspec.field(default_factory=list)
 

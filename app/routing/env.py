@@ -50,7 +50,7 @@ class RoutingEnv:
     clock: Callable[[], datetime] = utcnow
     counters: Counters = field(default_factory=Counters)
     last_gc: datetime | None = None
-    timer: Any = None  # the job's wake-up for the next due group (app.routing.jobs.Timer), made on first use
+    router: Any = None  # this process's app.routing.jobs.Router (made with the scheduler)
 
     def now(self) -> datetime:
         return to_ms(self.clock())

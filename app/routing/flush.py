@@ -1,62 +1,32 @@
-"""Group flushes: what each (group, notifier) is told, and when (Alertmanager's timers and dedup rules).
+"""Flushing due groups: the driver of the pipeline's flush (app/routing/pipeline.py holds its stages).
 
-A new group is flushed `group_wait` after it was formed, then every `group_interval`. At each flush, per
-notifier, the notification log says which alerts it last heard of as firing; it is sent a message when
-- it never heard of the group and alerts fire (`first`; an alert that resolved within group_wait is not sent),
-- an alert fires that it did not hear of (`new_alerts`),
-- an alert it heard of as firing has resolved (`resolved`; when none fires any more, the group then closes),
-- nothing changed, alerts fire and `repeat_interval` has passed since its last message (`repeat`).
-Silenced and inhibited alerts are left out of what is sent; a muted route sends nothing and changes nothing
-until the mute ends (so a resolve during the night is still reported in the morning, unlike Alertmanager).
-
-Due groups are claimed with `FOR UPDATE SKIP LOCKED`; the deliveries (outbox), the log and the group's next
-flush are written in the claiming transaction, so each message is queued once across processes and restarts,
-and a process that dies before its commit leaves the group due for another.
+Due groups are claimed with `FOR UPDATE SKIP LOCKED`; each is read with its alerts, the notification log and
+what its notifiers want (`send_resolved`), flushed by `pipeline.flush_group`, and what that decided is written
+in the claiming transaction: the deliveries (outbox), the log, the group's next flush, the alerts that leave it.
+So each message is queued once across processes and restarts, and a process that dies before its commit leaves
+the group due for another.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import Any, Literal
+from datetime import datetime
+from typing import Any
 
 import asyncpg
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from adapters.base import GroupAlert
-from app.deliveries.service import enqueue
+from app.deliveries.service import Queued, enqueue_many
 from app.routing.env import RoutingEnv
-from app.routing.messages import Member, alert_item, group_event
+from app.routing.messages import EventInfo, Member, MonitorFacts, MonitorInfo, event_for
+from app.routing.pipeline import LogEntry, Outcome, Reason, Receiver, flush_group, next_flush
+from app.routing.routes import Routes, monitor_route
 from app.routing.suppression import Suppressor
 from app.routing.tree import Route
 
-Reason = Literal["first", "new_alerts", "resolved", "repeat"]
-FLUSH_BATCH = 50  # groups claimed and flushed per transaction
-
-
-@dataclass(frozen=True)
-class LogEntry:
-    firing: frozenset[str]
-    resolved: frozenset[str]
-    sent_at: datetime
-
-
-def decide(
-    entry: LogEntry | None, firing: set[str], resolved: set[str], now: datetime, repeat_seconds: int
-) -> tuple[Reason | None, set[str]]:
-    """Whether a notifier must be told now, why, and which resolved alerts to tell it of (those it heard fire)."""
-    if entry is None:
-        return ("first" if firing else None), set()
-    told = resolved & entry.firing
-    if not firing <= entry.firing:
-        return "new_alerts", told
-    if told:
-        return "resolved", told
-    if firing and now - entry.sent_at >= timedelta(seconds=repeat_seconds):
-        return "repeat", set()
-    return None, set()
+FLUSH_BATCH = 250  # groups claimed and flushed per transaction (a fan-out of 1,000 new groups: 4 commits)
 
 
 @dataclass
@@ -66,9 +36,14 @@ class Flushed:
     sent: list[tuple[str, str, Reason]] = field(default_factory=list)  # (group key, notifier id, reason)
 
 
-def _route_of(group: Mapping[str, Any], routes: Mapping[str, Route]) -> Route:
-    """The group's route as the document has it now, or as it was when the group formed (route since removed)."""
-    found = routes.get(group["route_key"])
+def _route_of(group: Mapping[str, Any], routes: Routes) -> Route:
+    """The group's route as the document (or its monitor) has it now, or as it was when the group formed."""
+    if group["monitor_id"] is not None:
+        own = routes.monitors.get(group["monitor_id"])
+        if own is not None:
+            return own
+        return monitor_route(group["monitor_id"], group["notifier_ids"], group["repeat_interval_seconds"])
+    found = routes.tree.by_key.get(group["route_key"])
     if found is not None:
         return found
     return Route(
@@ -97,8 +72,9 @@ async def _load(conn: asyncpg.Connection, keys: list[str]) -> tuple[dict[str, li
     rows = await conn.fetch(
         """
         SELECT m.group_key, a.fingerprint, a.labels::text AS labels, a.annotations::text AS annotations,
-               a.starts_at, a.ends_at, a.generator_url
+               a.starts_at, a.ends_at, a.generator_url, a.monitor_id, a.monitor_event_id, e.kind AS event_kind
         FROM alert_group_members m JOIN alerts a ON a.fingerprint = m.fingerprint
+        LEFT JOIN monitor_events e ON e.id = a.monitor_event_id
         WHERE m.group_key = ANY($1::text[])
         """,
         keys,
@@ -112,6 +88,9 @@ async def _load(conn: asyncpg.Connection, keys: list[str]) -> tuple[dict[str, li
                 row["starts_at"],
                 row["ends_at"],
                 row["generator_url"],
+                row["monitor_id"],
+                row["monitor_event_id"],
+                row["event_kind"],
             )
         )
     logs: Logs = {k: {} for k in keys}
@@ -130,10 +109,11 @@ class _Writes:
     """What one batch writes back, in a few statements."""
 
     def __init__(self) -> None:
-        self.logs: list[tuple[str, str, list[str], list[str]]] = []
+        self.logs: list[tuple[str, str, list[str], list[str], datetime]] = []  # SetNotifiesStage's entries
         self.gone: list[tuple[str, str]] = []  # (group, fingerprint) memberships that end
         self.next: list[tuple[str, datetime, bool]] = []  # (group, next flush, flushed now)
         self.closed: list[str] = []
+        self.event_deliveries: list[tuple[str, str]] = []  # (monitor event, delivery) for the monitor's history
 
     async def apply(self, conn: asyncpg.Connection, now: datetime) -> None:
         if self.logs:
@@ -141,13 +121,26 @@ class _Writes:
                 """
                 INSERT INTO alert_notification_log (group_key, notifier_id, firing, resolved, sent_at)
                 SELECT k, n, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)),
-                       ARRAY(SELECT jsonb_array_elements_text(r::jsonb)), $5
-                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS i(k, n, f, r)
+                       ARRAY(SELECT jsonb_array_elements_text(r::jsonb)), t
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS i(k, n, f, r, t)
                 ON CONFLICT (group_key, notifier_id) DO UPDATE
                 SET firing = EXCLUDED.firing, resolved = EXCLUDED.resolved, sent_at = EXCLUDED.sent_at
                 """,
-                *(list(col) for col in zip(*[(k, n, _json(f), _json(r)) for k, n, f, r in self.logs], strict=True)),
-                now,
+                *(
+                    list(col)
+                    for col in zip(*[(k, n, _json(f), _json(r), t) for k, n, f, r, t in self.logs], strict=True)
+                ),
+            )
+        if self.event_deliveries:
+            await conn.execute(
+                """
+                UPDATE monitor_events e SET delivery_ids = e.delivery_ids || i.ids
+                FROM (SELECT ev, array_agg(d ORDER BY d) AS ids FROM unnest($1::text[], $2::text[]) AS u(ev, d)
+                      GROUP BY ev) i
+                WHERE e.id = i.ev
+                """,
+                [e for e, _ in self.event_deliveries],
+                [d for _, d in self.event_deliveries],
             )
         if self.gone:
             await conn.execute(
@@ -179,6 +172,52 @@ def _json(values: Sequence[str] | set[str]) -> str:
     return msgspec.json.encode(sorted(values)).decode()
 
 
+async def _receivers(conn: asyncpg.Connection, groups: Sequence[Mapping[str, Any]]) -> dict[str, Receiver]:
+    """Each notifier's `send_resolved`."""
+    ids = sorted({n for g in groups for n in g["notifier_ids"]})
+    rows = await conn.fetch("SELECT id, send_resolved FROM notifiers WHERE id = ANY($1::text[])", ids)
+    return {r["id"]: Receiver(r["id"], r["send_resolved"]) for r in rows}
+
+
+_EVENT = msgspec.json.Decoder(tuple[dict[str, Any], list[dict[str, Any]]])
+
+
+async def _monitor_facts(
+    conn: asyncpg.Connection, groups: Sequence[Mapping[str, Any]], members: Mapping[str, list[Member]]
+) -> dict[str, MonitorFacts]:
+    """For each monitor's own group: its monitor and the event its alert last changed with."""
+    own = [g for g in groups if g["monitor_id"] is not None]
+    if not own:
+        return {}
+    rows = await conn.fetch(
+        "SELECT id, name, description, threshold, operator, apl FROM monitors WHERE id = ANY($1::text[])",
+        sorted({g["monitor_id"] for g in own}),
+    )
+    monitors = {
+        r["id"]: MonitorInfo(r["name"], r["description"], r["threshold"], r["operator"], r["apl"]) for r in rows
+    }
+    events: dict[str, EventInfo] = {}
+    event_ids = sorted({m.monitor_event_id for g in own for m in members[g["key"]] if m.monitor_event_id})
+    for r in await conn.fetch(
+        """
+        SELECT id, kind, state, time, value, start_time, end_time, match_count, error,
+               jsonb_build_array(group_values, matches)::text AS json
+        FROM monitor_events WHERE id = ANY($1::text[])
+        """,
+        event_ids,
+    ):
+        group, matches = _EVENT.decode(r["json"])
+        events[r["id"]] = EventInfo(
+            r["id"], r["kind"], r["state"], r["time"], r["value"], r["start_time"], r["end_time"], group, matches,
+            r["match_count"], r["error"],
+        )  # fmt: skip
+    found = {}
+    for g in own:
+        event_id = next((m.monitor_event_id for m in members[g["key"]]), None)
+        found[g["key"]] = MonitorFacts(monitors.get(g["monitor_id"]), events.get(event_id) if event_id else None)
+    return found
+
+
 async def flush_batch(
     session: AsyncSession,
     conn: asyncpg.Connection,
@@ -198,65 +237,67 @@ async def flush_batch(
     if not groups:
         return None
     suppressor = await suppression()
+    routes = suppressor.routes
     members, logs = await _load(conn, [g["key"] for g in groups])
+    receivers = await _receivers(conn, groups)
+    facts = await _monitor_facts(conn, groups, members)
     writes, flushed = _Writes(), Flushed(groups=len(groups))
+    queued: list[Queued] = []
     for group in groups:
-        _flush_one(session, env, suppressor, group, members[group["key"]], logs[group["key"]], now, writes, flushed)
+        key = group["key"]
+        route = _route_of(group, routes)
+        at = min(group["next_flush_at"], now)
+        outcome = flush_group(suppressor, routes, route, members[key], logs[key], receivers, now, at)
+        _queue(env, group, outcome, facts.get(key), now, queued, flushed)
+        writes.logs.extend((key, n, f, r, at) for n, f, r in outcome.log)
+        writes.gone.extend((key, fp) for fp in outcome.gone)
+        if outcome.closed:
+            writes.closed.append(key)
+        else:
+            flushed_now = not outcome.muted_by
+            writes.next.append((key, next_flush(route, group["next_flush_at"], now, at, outcome), flushed_now))
+    ids = await enqueue_many(conn, env.delivery, queued)
+    # A monitor's own message is listed in the history of the monitor event it reports.
+    writes.event_deliveries = [(q.monitor_event_id, i) for q, i in zip(queued, ids, strict=True) if q.monitor_event_id]
     await writes.apply(conn, now)
     flushed.closed = len(writes.closed)
     return flushed
 
 
-def _flush_one(
-    session: AsyncSession,
+def _queue(
     env: RoutingEnv,
-    suppressor: Suppressor,
     group: Mapping[str, Any],
-    rows: Sequence[Member],
-    logs: Mapping[str, LogEntry],
+    outcome: Outcome,
+    facts: MonitorFacts | None,
     now: datetime,
-    writes: _Writes,
+    queued: list[Queued],
     flushed: Flushed,
 ) -> None:
+    """The messages of one flush: one per notification that sends."""
     key = group["key"]
-    route = _route_of(group, suppressor.tree.by_key)
-    if suppressor.route_muted_by(route):
-        # Muted: nothing is sent and nothing forgotten; look again at the next interval.
-        writes.next.append((key, now + timedelta(seconds=route.group_interval_seconds), False))
-        return
-    firing: dict[str, GroupAlert] = {}
-    resolved: dict[str, GroupAlert] = {}
-    for row in rows:
-        fp, labels = row.fingerprint, row.labels
-        if row.ends_at is not None and row.ends_at <= now:
-            resolved[fp] = alert_item(row, firing=False)
-        elif not suppressor.silenced_by(labels) and not suppressor.inhibitor.inhibited_by(fp, labels):
-            firing[fp] = alert_item(row, firing=True)
-    for notifier_id in route.notifier_ids:
-        reason, told = decide(logs.get(notifier_id), set(firing), set(resolved), now, route.repeat_interval_seconds)
-        if reason is None:
+    for n in outcome.notifications:
+        if not n.send:
             continue
-        event = group_event(
+        event = event_for(
             key=key,
-            reason=reason,
+            reason=n.reason,
             group_labels=group["labels"],
-            alerts=[*firing.values(), *(resolved[fp] for fp in sorted(told))],
+            firing=n.firing,
+            resolved=n.resolved,
             now=now,
             link=env.link,
+            monitor=facts,
         )
-        enqueue(
-            session,
-            env.delivery,
-            notifier_id=notifier_id,
-            event=event,
-            alert_group_key=key,
-            alert_group_reason=reason,
+        listed = [*n.firing, *n.resolved]
+        queued.append(
+            Queued(
+                notifier_id=n.notifier_id,
+                event=event,
+                monitor_id=group["monitor_id"],
+                monitor_event_id=event.monitor_event_id if facts is not None else None,
+                alert_group_key=key,
+                alert_group_reason=n.reason,
+                monitor_ids=sorted({a.monitor_id for a in listed if a.monitor_id}) or None,
+            )
         )
-        writes.logs.append((key, notifier_id, sorted(firing), sorted(told)))
-        flushed.sent.append((key, notifier_id, reason))
-    writes.gone.extend((key, fp) for fp in resolved)
-    still_firing = any(row.ends_at is None or row.ends_at > now for row in rows)
-    if still_firing:
-        writes.next.append((key, now + timedelta(seconds=route.group_interval_seconds), True))
-    else:
-        writes.closed.append(key)
+        flushed.sent.append((key, n.notifier_id, n.reason))

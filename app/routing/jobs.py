@@ -1,29 +1,33 @@
-"""The routing job (app/scheduler.py, every `BEACON_ROUTING_TICK_SECONDS` in every process): place pending
-alerts in their groups, flush the groups that are due, and now and then forget long-resolved alerts.
+"""The routing job: place pending alerts in their groups, flush the groups that are due (the pipeline's
+stages: app/routing/pipeline.py), and now and then forget long-resolved alerts. Run by this process's `Router`:
+after a commit that wrote alerts, when the next group falls due, and every `BEACON_ROUTING_TICK_SECONDS`.
 
-Each step is its own transaction over rows claimed with `SKIP LOCKED`, so any number of processes share the
-work; a failure rolls back what it claimed, which the next run (here or elsewhere) takes up again.
+Each batch (placing, then flushing what is due) is one transaction over rows claimed with `SKIP LOCKED`, so any
+number of processes share the work; a failure rolls back what it claimed, which the next run (here or
+elsewhere) takes up again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
 import asyncpg
 
-from app.routing import config, store
+from app.routing import config, routes, store
 from app.routing.env import RoutingEnv
-from app.routing.flush import flush_batch
+from app.routing.flush import FLUSH_BATCH, flush_batch
 from app.routing.suppression import Suppressor, load
 
 log = logging.getLogger("beacon.routing")
 MAX_BATCHES = 500  # per run and step: a run that has to stop leaves the rest to the next
 GC_EVERY = timedelta(minutes=10)
+OVERDUE_RETRIES = 3
+OVERDUE_RETRY_SECONDS = 0.05
 
 
 @dataclass
@@ -51,7 +55,8 @@ async def place_pending(env: RoutingEnv, now: datetime, result: RunResult) -> No
 
 
 class _Suppression:
-    """A run's suppression context, read when a group is first due (and again if the tree changed meanwhile)."""
+    """A run's suppression context and routes, read when a group is first due (and again if the tree changed
+    meanwhile)."""
 
     def __init__(self, now: datetime) -> None:
         self.now = now
@@ -61,24 +66,8 @@ class _Suppression:
         stored = await config.current(conn)
         if self.current is None or self.current.tree is not stored.tree:
             self.current = await load(conn, stored.tree, self.now)
+            self.current.routes = await routes.load(conn, stored.tree)
         return self.current
-
-
-async def flush_due(env: RoutingEnv, now: datetime, result: RunResult) -> None:
-    suppression = _Suppression(now)
-    for _ in range(MAX_BATCHES):
-        async with env.delivery.sessionmaker() as session:
-            conn = await store.in_transaction(session)
-            flushed = await flush_batch(session, conn, env, partial(suppression.of, conn), now)
-            if flushed is None:
-                result.next_flush_at = await conn.fetchval("SELECT min(next_flush_at) FROM alert_groups")
-                return
-            await session.commit()
-        result.flushed += flushed.groups
-        result.closed += flushed.closed
-        result.queued += len(flushed.sent)
-        env.counters.flushes += flushed.groups
-        env.counters.notified([reason for _, _, reason in flushed.sent])
 
 
 async def collect_garbage(env: RoutingEnv, now: datetime) -> int:
@@ -88,35 +77,122 @@ async def collect_garbage(env: RoutingEnv, now: datetime) -> int:
     return deleted
 
 
-class Timer:
-    """One wake-up per process for the next group that falls due between two runs of the job, so that a group
-    notifies `group_wait` after it formed rather than up to a tick later."""
+class Router:
+    """This process's router: runs the routing job when woken (after a commit that wrote alerts: a group that
+    falls due with them is flushed at once, not at the next tick), at the time the next group falls due, and when
+    the scheduler's tick asks (a poll for what another process changed). Wakes during a run coalesce into one more run.
+    Made by the app's lifespan with the scheduler (tests without one drive `run_routing` themselves)."""
 
-    def __init__(self) -> None:
-        self._handle: asyncio.TimerHandle | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+    def __init__(self, env: RoutingEnv, on_queued: Callable[[], None] | None = None) -> None:
+        self.env = env
+        self.on_queued = on_queued
+        self._task: asyncio.Task[None] | None = None
+        self._again = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._stopped = False
+        self._overdue = 0  # runs in a row that ended with a group overdue
 
-    def at(self, delay: float, run: Callable[[], Awaitable[None]]) -> None:
+    def wake(self) -> None:
+        if self._stopped:
+            return
+        if self._task is not None and not self._task.done():
+            self._again = True
+            return
+        self._task = asyncio.ensure_future(self._runs())
+
+    async def _runs(self) -> None:
+        self._again = True
+        while self._again and not self._stopped:
+            self._again = False
+            await self.run_at(None)
+
+    async def run_at(self, at: datetime | None) -> int:
+        """One run of the job (at `at`, else now); returns the deliveries it queued."""
+        result = await run_routing(self.env, at, self.on_queued)
+        if result.next_flush_at is not None:
+            self._at((result.next_flush_at - self.env.now()).total_seconds())
+        return result.queued
+
+    def _at(self, delay: float) -> None:
+        """A wake-up for the next group due. One already overdue when the run ended (it fell due during the
+        run, or another process holds it) is looked at again shortly, a few times; one that stays overdue
+        (a flush failing here or elsewhere) is left to the tick rather than spin this loop."""
+        if self._stopped:
+            return
+        if delay <= 0:
+            self._overdue += 1
+            if self._overdue > OVERDUE_RETRIES:
+                return
+            delay = OVERDUE_RETRY_SECONDS
+        else:
+            self._overdue = 0
         loop = asyncio.get_running_loop()
-        if self._handle is not None and not self._handle.cancelled() and self._handle.when() <= loop.time() + delay:
+        if self._timer is not None and not self._timer.cancelled() and self._timer.when() <= loop.time() + delay:
             return  # an earlier wake-up is set already; it looks again when it runs
-        if self._handle is not None:
-            self._handle.cancel()
-        self._handle = loop.call_later(delay, self._fire, run)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_later(delay + 0.002, self._fire)
 
-    def _fire(self, run: Callable[[], Awaitable[None]]) -> None:
-        self._handle = None
-        task = asyncio.ensure_future(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _fire(self) -> None:
+        self._timer = None
+        self.wake()
+
+    async def idle(self) -> None:
+        """Until no run is in progress (tests; shutdown)."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def stop(self) -> None:
+        self._stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
+        await self.idle()
 
 
-async def run_routing(env: RoutingEnv, now: datetime | None = None) -> RunResult:
+def wake(env: RoutingEnv) -> None:
+    """After a commit that wrote alerts: let this process's router place them, and flush what falls due."""
+    if env.router is not None:
+        env.router.wake()
+
+
+async def place_and_flush(
+    env: RoutingEnv, now: datetime, result: RunResult, on_queued: Callable[[], None] | None = None
+) -> None:
+    """`place_pending` and `flush_due` in one transaction per batch: a group that a new alert makes due is
+    flushed in the transaction that placed it (one commit from the alert to its deliveries)."""
+    suppression = _Suppression(now)
+    for _ in range(MAX_BATCHES):
+        async with env.delivery.sessionmaker() as session:
+            conn = await store.in_transaction(session)
+            placed = await store.route_pending(conn, (await config.current(conn)).tree, now)
+            flushed = await flush_batch(session, conn, env, partial(suppression.of, conn), now)
+            more = placed.routed >= store.ROUTE_BATCH or (flushed is not None and flushed.groups >= FLUSH_BATCH)
+            if not more:
+                result.next_flush_at = await conn.fetchval("SELECT min(next_flush_at) FROM alert_groups")
+            await session.commit()
+        result.routed += placed.routed
+        result.groups_created += placed.groups_created
+        env.counters.groups_created += placed.groups_created
+        if flushed is not None:
+            if flushed.sent and on_queued is not None:
+                on_queued()  # the delivery worker starts on this batch while the next is flushed
+            result.flushed += flushed.groups
+            result.closed += flushed.closed
+            result.queued += len(flushed.sent)
+            env.counters.flushes += flushed.groups
+            env.counters.notified([reason for _, _, reason in flushed.sent])
+        if not more:
+            return
+
+
+async def run_routing(
+    env: RoutingEnv, now: datetime | None = None, on_queued: Callable[[], None] | None = None
+) -> RunResult:
+    """One run of the job at `now` (else the env's clock); `on_queued` after each commit that queued deliveries."""
     at = now or env.now()
     result = RunResult()
     try:
-        await place_pending(env, at, result)
-        await flush_due(env, at, result)
+        await place_and_flush(env, at, result, on_queued)
         if env.last_gc is None or at - env.last_gc >= GC_EVERY:
             env.last_gc = at
             await collect_garbage(env, at)

@@ -1,11 +1,16 @@
-"""The message of one group notification: an `Event` whose `alert_group` lists the group's alerts, firing first."""
+"""The message of a notification: `event_for` is the one place an `Event` is built for it.
+
+A tree group's message lists the group's alerts, firing first (`alert_group`). A monitor's own route keeps the
+monitor's one-alert messages (`monitor.triggered` / `resolved` / `matched`, with value, threshold, matches…),
+rendered from the monitor event its alert last changed with.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from adapters.base import AlertGroup, Event, GroupAlert
 from app.timefmt import iso_ms, iso_ms_or_none
@@ -37,6 +42,106 @@ class Member:
     starts_at: datetime
     ends_at: datetime | None
     generator_url: str | None
+    monitor_id: str | None = None
+    monitor_event_id: str | None = None
+    event_kind: str | None = None  # the kind of that monitor event (a match is an event, not a state)
+
+    def firing_at(self, now: datetime) -> bool:
+        return self.ends_at is None or self.ends_at > now
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorInfo:
+    """The monitor's fields a message shows (read with the flush's own statement)."""
+
+    name: str
+    description: str | None
+    threshold: float | None
+    operator: str | None
+    apl: str
+
+
+@dataclass(frozen=True, slots=True)
+class EventInfo:
+    """The monitor event a message reports (`monitor_events`)."""
+
+    id: str
+    kind: str
+    state: str
+    time: datetime
+    value: float | None
+    start_time: datetime | None
+    end_time: datetime | None
+    group_values: dict[str, Any]
+    matches: list[dict[str, Any]]
+    match_count: int | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class MonitorFacts:
+    """What a monitor's one-alert message says besides its alert: the monitor and the event it changed with."""
+
+    monitor: MonitorInfo | None  # None once the monitor is deleted
+    event: EventInfo | None
+
+
+def event_for(
+    *,
+    key: str,
+    reason: Literal["first", "new_alerts", "resolved", "repeat"],
+    group_labels: Mapping[str, str],
+    firing: Sequence[Member],
+    resolved: Sequence[Member],
+    now: datetime,
+    link: str | None,
+    monitor: MonitorFacts | None,
+) -> Event:
+    """The Event of one notification: a monitor's own message (`monitor` given), else the group's."""
+    if monitor is not None:  # a monitor's own group: one alert
+        return monitor_message(monitor, [*firing, *resolved][0], firing=bool(firing), link=link, now=now)
+    return group_event(
+        key=key,
+        reason=reason,
+        group_labels=group_labels,
+        alerts=[*(alert_item(a, firing=True) for a in firing), *(alert_item(a, firing=False) for a in resolved)],
+        now=now,
+        link=link,
+    )
+
+
+def monitor_message(facts: MonitorFacts, alert: Member, *, firing: bool, link: str | None, now: datetime) -> Event:
+    """A monitor's message as its own notifiers always had it. A repeat is the trigger sent again; a resolve
+    without a resolved event (the monitor was deleted) is said from its alert."""
+    m, e = facts.monitor, facts.event
+    kind = e.kind if e is not None else "triggered"
+    if not firing:
+        kind = "resolved"
+    elif kind in ("repeat", "resolved"):
+        kind = "triggered"
+    monitor_link = f"{link.rsplit('/ui/', 1)[0]}/ui/monitors/{alert.monitor_id}" if link else None
+    fields: dict[str, Any] = {
+        "kind": kind,
+        "monitor_id": alert.monitor_id,
+        "monitor_name": m.name if m is not None else alert.labels.get("alertname", alert.fingerprint),
+        "link": alert.annotations.get("link") or monitor_link,
+        "time": iso_ms(e.time if e is not None and (e.kind == "resolved" or firing) else now),
+        "state": "ok" if not firing else (e.state if e is not None and e.kind != "resolved" else "alerting"),
+    }
+    if m is not None:
+        fields.update(description=m.description, threshold=m.threshold, operator=m.operator, query=m.apl)
+    if e is not None:
+        fields.update(
+            monitor_event_id=e.id,
+            value=e.value,
+            start_time=iso_ms_or_none(e.start_time),
+            end_time=iso_ms_or_none(e.end_time),
+            group=e.group_values or {},
+            matches=e.matches or [],
+            match_count=e.match_count,
+            error=e.error,
+        )
+    return Event(**fields)
 
 
 def alert_item(row: Member, firing: bool) -> GroupAlert:

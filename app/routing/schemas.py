@@ -105,8 +105,8 @@ class RouteMatch(msgspec.Struct, kw_only=True):
     group_key: str
     group_labels: LabelMap
     group_wait_seconds: int
-    group_interval_seconds: int
-    repeat_interval_seconds: int
+    group_interval_seconds: int  # 0: a monitor's own route (a change is sent at once)
+    repeat_interval_seconds: int | None  # None: never (a monitor's own route without a repeat interval)
     muted_by: list[str]
 
 

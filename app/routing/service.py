@@ -18,7 +18,7 @@ from app.auth import Principal
 from app.db.engine import driver_connection
 from app.errors import BeaconError, check_choice, not_found
 from app.pagination import CursorCodec, ListEnvelope, check_limit
-from app.routing import config, document, silences, store, views
+from app.routing import config, document, jobs, routes, silences, store, views
 from app.routing.env import RoutingEnv
 from app.routing.labels import MAX_ANNOTATION_CHARS, check_labels
 from app.routing.matchers import check_matchers
@@ -38,7 +38,10 @@ from app.timeparams import to_ms
 
 
 def _check_post(i: int, alert: AlertPost) -> store.AlertInput:
-    labels = check_labels(alert.labels, f"[{i}].labels", required=True)
+    # An empty value is no label (Alertmanager drops it: `env=""` is the alert without `env`).
+    labels = {k: v for k, v in check_labels(alert.labels, f"[{i}].labels", required=True).items() if v != ""}
+    if not labels:
+        raise BeaconError("invalid_field", "An alert needs at least one label with a value.", param=f"[{i}].labels")
     annotations = check_labels(alert.annotations, f"[{i}].annotations", max_value=MAX_ANNOTATION_CHARS)
     starts = to_ms(alert.starts_at) if alert.starts_at else None
     ends = to_ms(alert.ends_at) if alert.ends_at else None
@@ -68,9 +71,12 @@ def check_alerts_post(who: Principal, count: int) -> None:
 async def store_alerts(session: AsyncSession, env: RoutingEnv, alerts: Sequence[AlertPost]) -> AlertsReceived:
     """`post_alerts` once `check_alerts_post` has let them in."""
     inputs = [_check_post(i, a) for i, a in enumerate(alerts)]
-    fingerprints = await store.upsert(await store.in_transaction(session), inputs, env.now())
+    conn = await store.in_transaction(session)
+    resolve_timeout = (await config.current(conn)).tree.resolve_timeout
+    fingerprints = await store.upsert(conn, inputs, env.now(), resolve_timeout)
     await session.commit()
     env.counters.received("external", len(inputs))
+    jobs.wake(env)
     return AlertsReceived(received=len(inputs), fingerprints=fingerprints)
 
 
@@ -82,6 +88,7 @@ async def suppressor(
     stored now."""
     conn = await driver_connection(session)
     found = await load(conn, (stored or await config.current(conn)).tree, now)
+    found.routes = await routes.load(conn, found.tree)
     if who.datasets is None:
         return found
     hidden = {s.id for s in found.silences if not admits_datasets(who, s.matchers)}

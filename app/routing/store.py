@@ -1,13 +1,16 @@
-"""Writing alerts, and placing firing alerts in their groups.
+"""Writing alerts, and placing them in their groups (the pipeline's dispatch: app/routing/pipeline.py).
 
-Writers (POST /v1/alerts, a monitor's evaluation) only upsert `alerts` rows and mark the firing ones
-`routing_pending`, in their own transaction; the routing job (`route_pending`, every process) claims pending
-rows with `SKIP LOCKED` and upserts their groups and memberships. So a writer never waits for a group, the
-tree is read in one place, and locks are always taken alerts first, then groups in key order: no deadlocks.
+Writers (POST /v1/alerts, a monitor's evaluation) only upsert `alerts` rows and mark them `routing_pending`, in
+their own transaction; the router (`route_pending`) claims pending rows with `SKIP LOCKED` and upserts their
+groups and memberships. So a writer never waits for a group, routes are worked out in one place, and locks are
+always taken alerts first, then groups in key order: no deadlocks.
 
-Alertmanager's merge rules: an alert posted again while it fires keeps its `starts_at` and takes the new
-`ends_at`; one posted after it resolved starts a new firing. Without `ends_at` an external alert resolves
-`RESOLVE_TIMEOUT` after it was last posted (`timeout`); a monitor's alert fires until the monitor resolves it.
+Alertmanager's rules (`types.Alert.Merge`, `provider/mem`): a post whose active range overlaps the stored one
+merges with it (the earliest `starts_at`; the latest explicit resolve, or a later explicit `ends_at` over a
+timed-out one), otherwise it replaces it (a new firing after a resolve starts anew); labels and annotations are
+the latest post's. Without `ends_at` an external alert resolves the routing document's
+`resolve_timeout_seconds` after it was last posted (`timeout`); a monitor's alert fires until the monitor
+resolves it.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import driver_connection
+from app.routing import routes
+from app.routing.document import DEFAULT_RESOLVE_TIMEOUT
 from app.routing.labels import Labels, fingerprint
 from app.routing.tree import Tree
 
-RESOLVE_TIMEOUT = timedelta(minutes=5)
+MATCH_PULSE = timedelta(minutes=5)  # how long a match monitor's alert fires after a run that matched
 RESOLVED_RETENTION = timedelta(hours=24)  # resolved alerts stay visible this long (and outside every group)
 ROUTE_BATCH = 1000
 _LABELS = msgspec.json.Decoder(dict[str, str])
@@ -51,26 +56,33 @@ class AlertInput:
     source: str = "external"
     monitor_id: str | None = None
     dataset: str | None = None
-    direct: bool = False  # sent by its monitor's own notifiers, not routed by the tree
+    direct: bool = False  # sent by its monitor's own notifiers (its implicit route), not routed by the tree
 
     @property
     def fingerprint(self) -> str:
         return fingerprint(self.labels)
 
 
-_UPSERT = """
+# Whether the stored alert `a` and the post `EXCLUDED` overlap in activity (provider/mem's test; no end: never).
+_OVERLAP = """((COALESCE(EXCLUDED.ends_at, 'infinity') > a.starts_at
+               AND COALESCE(EXCLUDED.ends_at, 'infinity') < COALESCE(a.ends_at, 'infinity'))
+              OR (EXCLUDED.starts_at > a.starts_at AND EXCLUDED.starts_at < COALESCE(a.ends_at, 'infinity')))"""
+# types.Alert.Merge: the newer post wins, but for the earliest start and the end that rules.
+_OLD_END_RULES = """(EXCLUDED.ends_at <= $13 AND a.ends_at <= $13 AND a.ends_at > EXCLUDED.ends_at)
+                   OR (NOT EXCLUDED.ends_at <= $13 AND NOT a.timeout
+                       AND COALESCE(a.ends_at, 'infinity') > COALESCE(EXCLUDED.ends_at, 'infinity'))"""
+
+_UPSERT = f"""
 INSERT INTO alerts AS a (fingerprint, labels, annotations, source, monitor_id, dataset, starts_at, ends_at, timeout,
                          generator_url, direct, routing_pending, pending_since, created_at, updated_at)
-SELECT fp, l::jsonb, an::jsonb, src, mon, ds, st, en, tmo, gen, dir, pend,
-       CASE WHEN pend THEN $14::timestamptz END, $14, $14
+SELECT fp, l::jsonb, an::jsonb, src, mon, ds, st, en, tmo, gen, dir, true, $12, $12, $12
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-            $8::timestamptz[], $9::boolean[], $10::text[], $11::boolean[], $12::boolean[])
-     AS i(fp, l, an, src, mon, ds, st, en, tmo, gen, dir, pend)
+            $8::timestamptz[], $9::boolean[], $10::text[], $11::boolean[])
+     AS i(fp, l, an, src, mon, ds, st, en, tmo, gen, dir)
 ON CONFLICT (fingerprint) DO UPDATE SET
-    starts_at = CASE WHEN a.ends_at IS NOT NULL AND a.ends_at <= $13 THEN EXCLUDED.starts_at
-                     ELSE LEAST(a.starts_at, EXCLUDED.starts_at) END,
-    ends_at = EXCLUDED.ends_at,
-    timeout = EXCLUDED.timeout,
+    starts_at = CASE WHEN {_OVERLAP} THEN LEAST(a.starts_at, EXCLUDED.starts_at) ELSE EXCLUDED.starts_at END,
+    ends_at = CASE WHEN {_OVERLAP} AND ({_OLD_END_RULES}) THEN a.ends_at ELSE EXCLUDED.ends_at END,
+    timeout = CASE WHEN {_OVERLAP} AND ({_OLD_END_RULES}) THEN a.timeout ELSE EXCLUDED.timeout END,
     labels = EXCLUDED.labels,
     annotations = EXCLUDED.annotations,
     source = EXCLUDED.source,
@@ -78,11 +90,9 @@ ON CONFLICT (fingerprint) DO UPDATE SET
     dataset = EXCLUDED.dataset,
     generator_url = EXCLUDED.generator_url,
     direct = EXCLUDED.direct,
-    routing_pending = EXCLUDED.routing_pending,
+    routing_pending = true,
     -- A re-send while the alert still waits to be placed keeps its first arrival (group_wait counts from it).
-    pending_since = CASE WHEN NOT EXCLUDED.routing_pending THEN NULL
-                         WHEN a.routing_pending THEN a.pending_since
-                         ELSE EXCLUDED.pending_since END,
+    pending_since = CASE WHEN a.routing_pending THEN a.pending_since ELSE EXCLUDED.pending_since END,
     updated_at = EXCLUDED.updated_at
 """
 
@@ -91,8 +101,14 @@ def _json(value: object) -> str:
     return msgspec.json.encode(value).decode()
 
 
-async def upsert(conn: asyncpg.Connection, alerts: Sequence[AlertInput], now: datetime) -> list[str]:
-    """Write alerts (the last of equal label sets wins); returns their fingerprints in the order given."""
+async def upsert(
+    conn: asyncpg.Connection,
+    alerts: Sequence[AlertInput],
+    now: datetime,
+    resolve_timeout: timedelta = timedelta(seconds=DEFAULT_RESOLVE_TIMEOUT),
+) -> list[str]:
+    """Write alerts (the last of equal label sets in one call wins) and mark them for the router; returns their
+    fingerprints in the order given. `resolve_timeout`: how long an external alert without `ends_at` fires."""
     by_fp: dict[str, AlertInput] = {}
     order = []
     for alert in alerts:
@@ -103,7 +119,7 @@ async def upsert(conn: asyncpg.Connection, alerts: Sequence[AlertInput], now: da
     ends, timeouts = [], []
     for _, a in rows:
         timeout = a.ends_at is None and a.source == "external"
-        ends.append(now + RESOLVE_TIMEOUT if timeout else a.ends_at)
+        ends.append(now + resolve_timeout if timeout else a.ends_at)
         timeouts.append(timeout)
     await conn.execute(
         _UPSERT,
@@ -118,7 +134,6 @@ async def upsert(conn: asyncpg.Connection, alerts: Sequence[AlertInput], now: da
         timeouts,
         [a.generator_url for _, a in rows],
         [a.direct for _, a in rows],
-        [not a.direct and (end is None or end > now) for (_, a), end in zip(rows, ends, strict=True)],
         now,
         now,
     )
@@ -132,13 +147,26 @@ async def resolve_others(
     fingerprint is one monitor's: its labels name it)."""
     await conn.execute(
         """
-        UPDATE alerts SET ends_at = $3, routing_pending = false, pending_since = NULL, updated_at = $3
+        UPDATE alerts SET ends_at = $3, updated_at = $3, routing_pending = true,
+                          pending_since = CASE WHEN routing_pending THEN pending_since ELSE $3 END
         WHERE monitor_id = ANY($1::text[]) AND ends_at IS NULL AND NOT (fingerprint = ANY($2::text[]))
         """,
         list(monitor_ids),
         list(keep),
         now,
     )
+
+
+async def set_monitor_events(conn: asyncpg.Connection, events: Sequence[tuple[str, str]]) -> None:
+    """The monitor event each of these alerts (fingerprint, event id) last changed with: its messages are
+    rendered from it, and list their deliveries in it."""
+    if events:
+        await conn.execute(
+            "UPDATE alerts a SET monitor_event_id = i.e FROM unnest($1::text[], $2::text[]) AS i(f, e)"
+            " WHERE a.fingerprint = i.f",
+            [f for f, _ in events],
+            [e for _, e in events],
+        )
 
 
 @dataclass
@@ -150,12 +178,13 @@ class Placement:
 _GROUPS = """
 INSERT INTO alert_groups AS g (key, route_key, route_path, labels, notifier_ids, group_wait_seconds,
                                group_interval_seconds, repeat_interval_seconds, mute_time_intervals,
-                               active_time_intervals, created_at, next_flush_at)
+                               active_time_intervals, monitor_id, created_at, next_flush_at)
 SELECT k, rk, rp, l::jsonb, string_to_array(n, ' '), gw, gi, ri,
        ARRAY(SELECT jsonb_array_elements_text(mu::jsonb)), ARRAY(SELECT jsonb_array_elements_text(ac::jsonb)),
-       f, f + make_interval(secs => gw)
+       mon, f, LEAST(f + make_interval(secs => gw), at_once)
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::int[],
-            $9::text[], $10::text[], $11::timestamptz[]) AS i(k, rk, rp, l, n, gw, gi, ri, mu, ac, f)
+            $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[])
+     AS i(k, rk, rp, l, n, gw, gi, ri, mu, ac, mon, f, at_once)
 ON CONFLICT (key) DO UPDATE SET
     route_path = EXCLUDED.route_path,
     notifier_ids = EXCLUDED.notifier_ids,
@@ -163,18 +192,25 @@ ON CONFLICT (key) DO UPDATE SET
     group_interval_seconds = EXCLUDED.group_interval_seconds,
     repeat_interval_seconds = EXCLUDED.repeat_interval_seconds,
     mute_time_intervals = EXCLUDED.mute_time_intervals,
-    active_time_intervals = EXCLUDED.active_time_intervals
+    active_time_intervals = EXCLUDED.active_time_intervals,
+    -- Sooner when the new alert asks for it: a monitor's change, or (before the first flush) an alert whose
+    -- group_wait has passed already (Alertmanager's aggrGroup.insert).
+    next_flush_at = CASE WHEN g.monitor_id IS NOT NULL OR g.flushed_at IS NULL
+                         THEN LEAST(g.next_flush_at, EXCLUDED.next_flush_at) ELSE g.next_flush_at END
 RETURNING (xmax = 0) AS created
 """
 
 
 async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, limit: int = ROUTE_BATCH) -> Placement:
-    """Place up to `limit` pending firing alerts in their groups (one transaction, the caller's). A new group
-    counts as formed when its first alert arrived (not when this job got to it, nor when it was sent again while
-    waiting): group_wait runs from then."""
+    """Place up to `limit` pending alerts in their groups (one transaction, the caller's). A new group counts as
+    formed when its first alert arrived (not when this job got to it, nor when it was sent again while waiting):
+    group_wait runs from then; an alert whose own `starts_at` + group_wait has passed makes a group that has not
+    flushed yet due at once. Resolved alerts are not placed (nobody needs telling of an alert it never heard
+    of), but any change of a monitor's alert makes its monitor's groups due at once."""
     claimed = await conn.fetch(
         """
-        SELECT fingerprint, labels::text AS labels, COALESCE(pending_since, updated_at) AS arrived
+        SELECT fingerprint, labels::text AS labels, COALESCE(pending_since, updated_at) AS arrived, starts_at,
+               ends_at, direct, monitor_id
         FROM alerts WHERE routing_pending
         ORDER BY fingerprint LIMIT $1 FOR UPDATE SKIP LOCKED
         """,
@@ -185,15 +221,22 @@ async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, 
         return placement
     groups: dict[str, tuple[object, ...]] = {}
     formed: dict[str, datetime] = {}
+    at_once: dict[str, datetime | None] = {}
     members: set[tuple[str, str]] = set()
-    for row in claimed:
+    firing = [r for r in claimed if r["ends_at"] is None or r["ends_at"] > now]
+    routed = await routes.load(conn, tree, [r["monitor_id"] for r in firing if r["direct"]])
+    for row in firing:
         labels = _LABELS.decode(row["labels"])  # msgspec: faster than the driver's json.loads
-        for route in tree.match(labels):
+        for route in routed.of(labels, row["monitor_id"] if row["direct"] else None):
             if not route.notifier_ids:
                 continue  # nobody to tell: no group to keep
             key = route.group_key(labels)
             members.add((key, row["fingerprint"]))
             formed[key] = min(formed.get(key, row["arrived"]), row["arrived"], now)
+            if route.group_wait_seconds == 0 or row["starts_at"] + timedelta(seconds=route.group_wait_seconds) <= now:
+                at_once[key] = now
+            else:
+                at_once.setdefault(key, None)
             if key not in groups:
                 groups[key] = (
                     key,
@@ -206,9 +249,10 @@ async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, 
                     route.repeat_interval_seconds,
                     _json(route.mute_time_intervals),
                     _json(route.active_time_intervals),
+                    route.monitor_id,
                 )
     if groups:
-        ordered = [(*groups[k], formed[k]) for k in sorted(groups)]  # group locks in key order
+        ordered = [(*groups[k], formed[k], at_once[k]) for k in sorted(groups)]  # group locks in key order
         columns = [list(col) for col in zip(*ordered, strict=True)]
         created = await conn.fetch(_GROUPS, *columns)
         placement.groups_created = sum(1 for r in created if r["created"])
@@ -221,6 +265,17 @@ async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, 
             """,
             [k for k, _ in pairs],
             [f for _, f in pairs],
+            now,
+        )
+    changed = [r["fingerprint"] for r in claimed if r["monitor_id"] is not None]
+    if changed:
+        await conn.execute(
+            """
+            UPDATE alert_groups g SET next_flush_at = LEAST(g.next_flush_at, $2)
+            FROM (SELECT DISTINCT group_key FROM alert_group_members WHERE fingerprint = ANY($1::text[])) m
+            WHERE g.key = m.group_key AND g.monitor_id IS NOT NULL
+            """,
+            changed,
             now,
         )
     await conn.execute(

@@ -12,6 +12,7 @@ import asyncpg
 
 from app.routing.inhibition import Inhibitor
 from app.routing.matchers import Matcher, all_match, parse_matcher
+from app.routing.routes import Routes
 from app.routing.tree import Route, Tree
 
 
@@ -47,6 +48,8 @@ class Suppressor:
         # Firing alerts (fingerprints) and silences (ids) the viewer may not see (app/access.py): left out where a
         # verdict is shown, never where it decides what is sent.
         self.hidden: frozenset[str] = frozenset()
+        # The routes alerts take (the tree's, and the monitors' own), for views: set by app/routing/service.py.
+        self.routes: Routes = Routes(tree, {})
 
     def shown(self, ids: list[str]) -> list[str]:
         return [i for i in ids if i not in self.hidden] if self.hidden else ids

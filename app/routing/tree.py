@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 import msgspec
@@ -25,10 +25,13 @@ from app.routing.matchers import Matcher, all_match, check_matchers
 from app.routing.timeintervals import TimeInterval, compile_time_interval
 
 MAX_DEPTH = 50
-TIMERS = {  # name: (minimum, default at the root)
+# name: (minimum, default at the root). Whole seconds, 1 s at least for the two that recur: a group is flushed
+# by a database transaction and every message is a delivery row, so a sub-second cadence would be load, not
+# news (docs/routing.md; Alertmanager's own tests repeat every second, which these floors allow).
+TIMERS = {
     "group_wait_seconds": (0, d.DEFAULT_GROUP_WAIT),
     "group_interval_seconds": (1, d.DEFAULT_GROUP_INTERVAL),
-    "repeat_interval_seconds": (60, d.DEFAULT_REPEAT_INTERVAL),
+    "repeat_interval_seconds": (1, d.DEFAULT_REPEAT_INTERVAL),
 }
 
 
@@ -44,12 +47,13 @@ class Route:
     notifier_ids: tuple[str, ...]
     group_by: tuple[str, ...] | None  # None: every label ("...")
     group_wait_seconds: int
-    group_interval_seconds: int
-    repeat_interval_seconds: int
+    group_interval_seconds: int  # 0: a monitor's own route, flushed at each change of its alert
+    repeat_interval_seconds: int | None  # None: never (a monitor's own route without a repeat interval)
     continue_: bool
     mute_time_intervals: tuple[str, ...]
     active_time_intervals: tuple[str, ...]
     routes: tuple[Route, ...] = ()
+    monitor_id: str | None = None  # the implicit route of a monitor that names its own notifiers (routes.py)
 
     def match(self, labels: Mapping[str, str]) -> list[Route]:
         """The routes that handle an alert with these labels (Alertmanager's Route.Match)."""
@@ -79,6 +83,12 @@ class Tree:
     time_intervals: Mapping[str, TimeInterval]
     document: d.Document
     by_key: Mapping[str, Route] = field(default_factory=dict)
+
+    @property
+    def resolve_timeout(self) -> timedelta:
+        """How long an external alert posted without `ends_at` fires after its last post (Alertmanager's
+        `global.resolve_timeout`)."""
+        return timedelta(seconds=self.document.resolve_timeout_seconds)
 
     def match(self, labels: Mapping[str, str]) -> list[Route]:
         return self.root.match(labels)
@@ -155,7 +165,7 @@ class _Compiler:
             for i, name in enumerate(getattr(raw, kind)):
                 if name not in self.intervals:
                     raise _bad(f"{path}.{kind}[{i}]", f"No time interval named {name!r} in `time_intervals`.")
-        if raw.group_by is not None:
+        if raw.group_by:  # `[]` on a child inherits, as in Alertmanager (on the root: group by nothing)
             group_by = _group_by(raw.group_by, f"{path}.group_by")
         else:
             group_by = parent.group_by if parent else ()

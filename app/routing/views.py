@@ -93,18 +93,19 @@ async def scan(
             if not all_match(flt.matchers, row["labels"]):
                 continue
             out = render(row, suppressor)
-            notifiers = notifiers_of(suppressor, row["labels"]) if flt.notifier_ids is not None else ()
+            notifiers = (
+                notifiers_of(suppressor, row["labels"], row["monitor_id"]) if flt.notifier_ids is not None else ()
+            )
             if flt.keeps(out, notifiers):
                 yield out, cursor
         if len(rows) < SCAN_BATCH:
             return
 
 
-def notifiers_of(suppressor: Suppressor, labels: Mapping[str, str]) -> list[str]:
-    found: list[str] = []
-    for route in suppressor.tree.match(labels):
-        found.extend(n for n in route.notifier_ids if n not in found)
-    return found
+def notifiers_of(suppressor: Suppressor, labels: Mapping[str, str], monitor_id: str | None) -> list[str]:
+    """Who is told of an alert: the notifiers of the routes it takes (routes.py: a monitor with notifiers of its
+    own tells only those)."""
+    return suppressor.routes.notifier_ids(labels, monitor_id)
 
 
 async def one(conn: asyncpg.Connection, who: Principal, suppressor: Suppressor, fp: str) -> AlertOut | None:
@@ -132,7 +133,7 @@ async def groups(
     found: dict[str, AlertGroupOut] = {}
     wanted = flt if flt.states is not None else AlertFilter(**{**flt.__dict__, "states": {"firing", "suppressed"}})
     async for out, _ in scan(conn, who, suppressor, wanted):
-        for route in suppressor.tree.match(out.labels):
+        for route in suppressor.routes.of(out.labels, out.source.monitor_id):
             key = route.group_key(out.labels)
             group = found.get(key)
             if group is None:
@@ -141,7 +142,7 @@ async def groups(
                     route=route.path,
                     labels=route.group_labels(out.labels),
                     notifier_ids=list(route.notifier_ids),
-                    muted_by=suppressor.route_muted_by(route),
+                    muted_by=suppressor.routes.muted_by(route, out.labels, suppressor.now),
                     alerts=[],
                 )
             group.alerts.append(out)
@@ -150,7 +151,7 @@ async def groups(
 
 def test_labels(suppressor: Suppressor, labels: Labels) -> RoutingTestOut:
     fp = fingerprint(labels)
-    routes = suppressor.tree.match(labels)
+    routes = suppressor.routes.of_labels(labels)
     verdict = suppressor.verdict(fp, labels)
     matches = [
         RouteMatch(
@@ -163,7 +164,7 @@ def test_labels(suppressor: Suppressor, labels: Labels) -> RoutingTestOut:
             group_wait_seconds=r.group_wait_seconds,
             group_interval_seconds=r.group_interval_seconds,
             repeat_interval_seconds=r.repeat_interval_seconds,
-            muted_by=suppressor.route_muted_by(r),
+            muted_by=suppressor.routes.muted_by(r, labels, suppressor.now),
         )
         for r in routes
     ]
@@ -172,7 +173,7 @@ def test_labels(suppressor: Suppressor, labels: Labels) -> RoutingTestOut:
     return RoutingTestOut(
         fingerprint=fp,
         routes=matches,
-        notifier_ids=notifiers_of(suppressor, labels),
+        notifier_ids=suppressor.routes.notifier_ids(labels, labels.get("monitor_id")),
         silenced_by=silenced_by,
         inhibited_by=inhibited_by,
         muted_by=verdict.muted_by,

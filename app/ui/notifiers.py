@@ -1,4 +1,5 @@
-"""Console page for notifiers: each one's target, last delivery outcome and recent deliveries; a test button."""
+"""Console page for notifiers: each one's target, whether it is told of resolved alerts (and a switch), last
+delivery outcome and recent deliveries; a test button."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.access import NOTIFIERS, require_unlimited
 from app.deliveries import service as deliveries
 from app.notifiers import service as notifiers
+from app.notifiers.schemas import NotifierUpdate
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.ui.forms import Form
 from app.ui.names import monitor_names, notifier_names
@@ -68,3 +70,16 @@ async def notifier_test(request: Request[Any, Any, Any], db: AsyncSession, notif
     sent = await deliveries.send_test(db, request.app.state.delivery_env, notifier_id)
     # Post/redirect/get: a reload shows the outcome again instead of sending a second test.
     return Redirect(f"/ui/notifiers?tested={sent.id}#{notifier_id}", status_code=303)
+
+
+@post("/notifiers/{notifier_id:str}/send-resolved", include_in_schema=False, status_code=303)
+async def notifier_send_resolved(
+    request: Request[Any, Any, Any], db: AsyncSession, notifier_id: str, data: Form
+) -> Redirect:
+    """Switch `send_resolved` (the form says which way: `value` is `on` or `off`)."""
+    who = await signed_in(request)
+    check_csrf(request, data.get("csrf"))
+    who.require_scope("notifiers:write")
+    send = data.get("value") == "on"
+    await notifiers.update_notifier(db, request.app.state.notifier_env, notifier_id, NotifierUpdate(send_resolved=send))
+    return Redirect(f"/ui/notifiers#{notifier_id}", status_code=303)

@@ -11,10 +11,18 @@ from app.client.models import Delivery, Notifier, NotifierCreated, NotifierPrevi
 
 
 def create_notifier(
-    name: str, type: str, config: Mapping[str, Any], *, disabled_until: TimeArg | None = None
+    name: str,
+    type: str,
+    config: Mapping[str, Any],
+    *,
+    disabled_until: TimeArg | None = None,
+    send_resolved: bool | None = None,
 ) -> Call[NotifierCreated]:
-    """Register a destination; a webhook notifier's `signing_secret` is in the result, shown this once."""
-    extra = {"disabled_until": disabled_until} if disabled_until is not None else {}
+    """Register a destination; a webhook notifier's `signing_secret` is in the result, shown this once.
+    `send_resolved`: whether it is told of resolved alerts (None: its type's default)."""
+    extra: dict[str, Any] = {"disabled_until": disabled_until} if disabled_until is not None else {}
+    if send_resolved is not None:
+        extra["send_resolved"] = send_resolved
     return json_call(
         "POST", "/v1/notifiers", decode(NotifierCreated), name=name, type=type, config=dict(config), **extra
     )
@@ -37,6 +45,7 @@ def update_notifier(
     name: str | UnsetType = msgspec.UNSET,
     config: Mapping[str, Any] | UnsetType = msgspec.UNSET,
     disabled_until: TimeArg | UnsetType | None = msgspec.UNSET,
+    send_resolved: bool | UnsetType = msgspec.UNSET,
 ) -> Call[Notifier]:
     return json_call(
         "PATCH",
@@ -45,6 +54,7 @@ def update_notifier(
         name=name,
         config=dict(config) if not isinstance(config, UnsetType) else config,
         disabled_until=disabled_until,
+        send_resolved=send_resolved,
     )
 
 

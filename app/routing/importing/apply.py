@@ -19,7 +19,6 @@ from app.notifiers.schemas import NotifierCreate
 from app.notifiers.service import NotifierEnv, add_notifier, replace_config, unseal
 from app.routing import config as routing_config
 from app.routing import document as d
-from app.routing.importing import pipeline
 from app.routing.importing.plan import NEW, Plan, Planned
 
 
@@ -78,7 +77,7 @@ def _store_notifier(session: AsyncSession, env: NotifierEnv, item: Planned, now:
             replace_config(env, notifier, checked.adapter, config)
             notifier.updated_at = now
     if item.action != "keep":
-        pipeline.set_send_resolved(notifier, checked.draft.send_resolved)
+        notifier.send_resolved = checked.draft.send_resolved
     applied.ids[name] = notifier.id
 
 

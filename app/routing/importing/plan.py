@@ -19,7 +19,6 @@ from app.errors import BeaconError
 from app.notifiers.service import NotifierEnv, unseal, validated_config
 from app.routing import config as routing_config
 from app.routing import document as d
-from app.routing.importing import pipeline
 from app.routing.importing.draft import Draft
 from app.routing.importing.losses import Loss
 from app.routing.importing.receivers import DraftNotifier
@@ -59,7 +58,7 @@ class Plan:
 
 
 async def check(env: NotifierEnv, draft: Draft) -> tuple[list[Checked], list[Loss]]:
-    """Each notifier validated (no database); the losses, with what Beacon cannot store yet."""
+    """Each notifier validated (no database), and the draft's losses."""
     checked = []
     losses = list(draft.losses)
     for notifier in draft.notifiers:
@@ -70,10 +69,6 @@ async def check(env: NotifierEnv, draft: Draft) -> tuple[list[Checked], list[Los
             where = notifier.fields.get(key, notifier.source)
             raise BeaconError(exc.code, f"`{where}`: {exc.message}", param=where) from None
         checked.append(Checked(notifier, adapter, config))
-        if not notifier.send_resolved and not pipeline.stores_send_resolved():
-            losses.append(Loss(f"{notifier.source}.send_resolved", pipeline.SEND_RESOLVED_MISSING))
-    if draft.resolve_timeout_seconds != 300 and not pipeline.stores_resolve_timeout():
-        losses.append(Loss("global.resolve_timeout", pipeline.RESOLVE_TIMEOUT_MISSING))
     return checked, losses
 
 
@@ -113,7 +108,7 @@ async def make_plan(
         planned.append(Planned(item, _action(env, item, found), found))
     ids = {p.checked.draft.name: p.id or f"{NEW}{p.checked.draft.name}" for p in planned}
     document = _with_ids(draft.document, ids)
-    document = pipeline.with_resolve_timeout(document, draft.resolve_timeout_seconds)
+    document = msgspec.structs.replace(document, resolve_timeout_seconds=draft.resolve_timeout_seconds)
     stored = await routing_config.current(await driver_connection(session))
     changed = msgspec.to_builtins(document) != msgspec.to_builtins(stored.tree.document)
     return Plan(planned, document, changed, draft.resolve_timeout_seconds, losses)
@@ -129,8 +124,7 @@ def _action(env: NotifierEnv, item: Checked, found: Notifier | None) -> Action:
             f"make it a {item.adapter.type!r} (from `{item.draft.source}`): rename or delete it first.",
         )
     same_config = _comparable(unseal(env, found).config) == _comparable(item.config.to_dict())
-    stored_flag = pipeline.stored_send_resolved(found)
-    same_flag = stored_flag is None or stored_flag == item.draft.send_resolved
+    same_flag = found.send_resolved == item.draft.send_resolved
     return "keep" if same_config and same_flag else "update"
 
 

@@ -224,3 +224,16 @@ def test_routing_test(served, routed):
     ):
         bad = served.beacon("routing", "test", *args)
         assert bad.returncode == code and message in bad.stderr, (args, bad.stderr)
+
+
+def test_the_client_reads_and_sets_send_resolved_and_the_resolve_timeout(served):
+    with served.client() as beacon:
+        quiet = beacon.create_notifier("quiet", "webhook", {"url": "http://127.0.0.1:9/q"}, send_resolved=False)
+        assert quiet.send_resolved is False
+        assert beacon.update_notifier(quiet.id, send_resolved=True).send_resolved is True
+        assert beacon.get_notifier(quiet.id).send_resolved is True
+        routing = beacon.get_routing()
+        assert routing.resolve_timeout_seconds == 300
+        assert beacon.put_routing({**routing.document(), "resolve_timeout_seconds": 60}, version=routing.version)
+        assert beacon.get_routing().resolve_timeout_seconds == 60
+        beacon.delete_notifier(quiet.id)

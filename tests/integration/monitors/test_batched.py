@@ -78,7 +78,6 @@ def answer(report: runner.Report) -> dict[str, Any]:
         "changes": step.changes,
         "notifier_ids": report.notifier_ids,
         "events": [(e.kind, e.state, e.value, e.group_values, e.match_count, e.error) for e in report.events],
-        "deliveries": report.deliveries,
         "row": report.row,
     }
 

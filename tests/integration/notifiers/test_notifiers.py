@@ -9,7 +9,7 @@ import pytest
 from tests.helpers import assert_error
 
 MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-FIELDS = {"object", "id", "name", "type", "target", "disabled_until", "created_at", "updated_at"}
+FIELDS = {"object", "id", "name", "type", "target", "send_resolved", "disabled_until", "created_at", "updated_at"}
 
 VALID = {
     "chat_a": {"url": "https://hooks.example.com/services/T000/B000/XXXXx9Ab"},
@@ -48,6 +48,7 @@ async def test_create_each_type(client, auth, type_):
     assert body["name"] == f"{type_} notifier" and body["type"] == type_
     assert body["target"] == TARGETS[type_]
     assert body["disabled_until"] is None
+    assert body["send_resolved"] is (type_ not in ("chat_a", "email"))  # Alertmanager's defaults
     assert MS.fullmatch(body["created_at"]) and body["updated_at"] == body["created_at"]
     got = (await client.get(f"/v1/notifiers/{body['id']}", headers=auth)).json()
     assert got == {k: v for k, v in body.items() if k != "signing_secret"}

@@ -4,9 +4,7 @@ same configuration (imported into Beacon with `beacon routing import`), get the 
 ±1 s (plus the delay the machine adds to Alertmanager itself: differential.py).
 
 Every scenario runs at once, against one Alertmanager and one Beacon, each under its own `scenario` label and
-route, with 1-2 s timers; the run lasts as long as the longest (repeat_interval, whose least value in Beacon is
-60 s). A scenario that differs today only because of an issue-26 difference (the pipeline branch) is marked
-`xfail(strict=True)` with that difference; once fixed it fails as XPASS, and the mark must go.
+route, with 1-2 s timers; the run lasts as long as the longest (repeat_interval).
 """
 
 from __future__ import annotations
@@ -21,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from app.routing.importing import pipeline
-from app.routing.tree import TIMERS
 from tests.conftest import _with_database
 from tests.integration.amapi.conftest import binary
 from tests.integration.routing_import.differential import (
@@ -42,8 +38,8 @@ from tests.servers import BEACON, Server, clean_env, free_port
 
 pytestmark = pytest.mark.xdist_group("differential")  # one Alertmanager and one Beacon for the whole module
 
-REPEAT = TIMERS["repeat_interval_seconds"][0]  # Beacon's shortest repeat_interval (Alertmanager has none)
-END = max(10.0, REPEAT + 5.0)  # seconds the notifications are collected for
+REPEAT = 6  # the repeat scenario's repeat_interval: the first notification at 1 s, one repeat before END
+END = 10.0  # seconds the notifications are collected for
 
 # The root's timers: a group notifies 1 s after its first alert, then every 2 s at most. The stream's later posts
 # fall midway between those flushes (at 2, 4 s), a second from each, so that both sides see them in the same one.
@@ -266,18 +262,11 @@ def same(run: Run, receivers: list[str], expected: dict[tuple[str, str], int]) -
     assert not problems, "\n".join(problems)
 
 
-ISSUE_26 = "issue 26: {}"
-
-
 def test_the_file_imports_with_the_cli_and_a_second_import_changes_nothing(run):
     assert "Imported: the routing document is at version 2." in run.imported.stdout
     losses = run.imported.stdout.split("Losses")[1]
-    # The one loss: send_resolved false (stored once the pipeline branch lands), nothing else.
-    listed = [line for line in losses.splitlines()[1:] if line.strip()]
-    if pipeline.stores_send_resolved():
-        assert listed == []
-    else:
-        assert listed == [f"  receivers[18].webhook_configs[0].send_resolved: {pipeline.SEND_RESOLVED_MISSING}"]
+    # No loss: send_resolved false is stored as it is.
+    assert [line for line in losses.splitlines()[1:] if line.strip()] == []
     assert run.again.returncode == 0 and "Nothing to change" in run.again.stdout
 
 
@@ -299,8 +288,6 @@ def test_the_cli_reads_file_secrets_prints_the_plan_and_refuses_losses(run):
     assert "s3cretT0ken" not in plan.stdout + plan.stderr  # read, sent, stored sealed: never printed
     listed = [line.split(":")[0].strip() for line in plan.stdout.split("Losses")[1].splitlines()[1:] if line.strip()]
     expected = ["templates[0]", "receivers[0].slack_configs[0].title", "receivers[1].telegram_configs[0]"]
-    if not pipeline.stores_send_resolved():
-        expected.append("receivers[0].slack_configs[0].send_resolved")
     assert listed == expected
 
     refused = cli(run, "routing", "import", str(LOSSES))
@@ -322,7 +309,6 @@ def test_an_alert_resolved_within_group_wait_is_never_sent(run):
     same(run, ["resolve-in-wait"], {("/resolve-in-wait", "alertname=K"): 1})
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE_26.format("resolved alerts listed as Alertmanager lists them"))
 def test_an_alert_resolved_within_group_wait_is_listed_beside_a_firing_one(run):
     same(run, ["resolve-in-wait-listed"], {("/resolve-in-wait-listed", "alertname=F"): 1})
 
@@ -331,7 +317,6 @@ def test_send_resolved_on(run):
     same(run, ["resolved-on"], {("/resolved-on", "alertname=S"): 2})
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE_26.format("send_resolved"))
 def test_send_resolved_off(run):
     same(run, ["resolved-off"], {("/resolved-off", "alertname=S"): 1})
 
@@ -378,23 +363,17 @@ def test_a_silence(run):
     same(run, ["silence"], {("/silence", "alertname=Loud"): 1})
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE_26.format("silences and inhibition apply to resolved alerts"))
 def test_the_resolve_of_a_silenced_alert_is_not_sent(run):
     same(run, ["silence-resolve"], {("/silence-resolve", "alertname=X"): 1})
 
 
-@pytest.mark.xfail(
-    strict=True, reason=ISSUE_26.format("an alert whose startsAt + group_wait has passed flushes at once")
-)
 def test_an_old_alert_is_sent_at_once(run):
     same(run, ["old-alert"], {("/old-alert", "alertname=O"): 1})
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE_26.format("labels with empty values are dropped"))
 def test_a_label_with_an_empty_value(run):
     same(run, ["empty-label"], {("/empty-label", "alertname=E"): 1})
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE_26.format("an alert posted again merges with the one stored"))
 def test_an_alert_posted_again_keeps_its_earliest_start_and_latest_end(run):
     same(run, ["repost"], {("/repost", "alertname=M"): 2})

@@ -212,7 +212,6 @@ async def test_the_plan_carries_send_resolved_and_the_resolve_timeout(local, aut
     assert plan["resolve_timeout_seconds"] == 60
 
 
-@pytest.mark.xfail(strict=True, reason="needs pipeline: send_resolved")
 async def test_send_resolved_is_stored_without_a_loss(local, auth):
     done = (await post(local, auth, SEND_RESOLVED_OFF)).json()  # no losses: no accept_losses needed
     assert done["losses"] == [], done
@@ -221,7 +220,6 @@ async def test_send_resolved_is_stored_without_a_loss(local, auth):
         assert shown["send_resolved"] is False
 
 
-@pytest.mark.xfail(strict=True, reason="needs pipeline: resolve_timeout_seconds")
 async def test_resolve_timeout_is_stored_without_a_loss(local, auth):
     config = "global: {resolve_timeout: 1m}\nroute: {receiver: none}\nreceivers: [{name: none}]\n"
     done = (await post(local, auth, config)).json()

@@ -75,3 +75,18 @@ async def test_testing_an_unknown_notifier_is_a_clear_404(client, admin_token):
     assert "No notifiers yet" in page
     r = await client.post("/ui/notifiers/ntf_nope/test", data={"csrf": csrf_of(page)}, follow_redirects=False)
     assert r.status_code == 404 and "No notifier with id" in r.text
+
+
+async def test_the_page_shows_and_switches_send_resolved(client, auth, admin_token):
+    body = {"name": "slack", "type": "chat_a", "config": {"url": "https://hooks.slack.test/services/T/B/x"}}
+    r = await client.post("/v1/notifiers", headers=auth, json=body)
+    assert r.status_code == 201 and r.json()["send_resolved"] is False, r.text  # Alertmanager's default for Slack
+    await sign_in(client, admin_token)
+    page = (await client.get("/ui/notifiers")).text
+    assert "Resolved alerts</span>\n    not sent" in page and "Send them" in page
+    notifier_id = r.json()["id"]
+    form = {"csrf": csrf_of(page), "value": "on"}
+    r = await client.post(f"/ui/notifiers/{notifier_id}/send-resolved", data=form, follow_redirects=False)
+    assert r.status_code == 303, r.text
+    assert (await client.get(f"/v1/notifiers/{notifier_id}", headers=auth)).json()["send_resolved"] is True
+    assert "Stop sending them" in (await client.get("/ui/notifiers")).text

@@ -12,14 +12,12 @@ import pytest
 
 from app.cli_client.routing_import import body_of
 from app.errors import BeaconError
-from app.routing.importing import pipeline
 from app.routing.importing.draft import Draft, read_config
 from app.routing.importing.losses import HTTP_CONFIG, MESSAGE_TEXT, TEMPLATES, UNKNOWN
 from app.routing.importing.receivers import FILE_SECRET, RELAY
 from app.routing.importing.yamltext import load
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "alertmanager"
-PIPELINE = {pipeline.SEND_RESOLVED_MISSING, pipeline.RESOLVE_TIMEOUT_MISSING}
 
 
 def read(text: str) -> Draft:
@@ -117,7 +115,7 @@ def test_each_kind_of_receiver_and_the_global_defaults_it_takes():
     assert "BEACON_INCIDENT_B_URL" in lost.pop("global.opsgenie_api_url")  # not Opsgenie's default (the EU one)
     assert lost.pop("global.smtp_smarthost") == lost.pop("global.smtp_from") == RELAY
     assert "'Ops' is dropped" in lost.pop("receivers[0].email_configs[0].to")
-    assert set(lost.values()) <= PIPELINE  # the slack title is Alertmanager's default; require_tls: true too
+    assert lost == {}  # the slack title is Alertmanager's default; require_tls: true too
 
 
 def test_one_integration_takes_its_receivers_name_and_a_receiver_without_any_sends_nowhere():
@@ -157,7 +155,7 @@ def test_the_route_tree_matchers_inheritance_and_timers():
         + WEBHOOK
     )
     root = routes(draft)
-    assert root["group_wait_seconds"] == 2 and root["repeat_interval_seconds"] == 60
+    assert root["group_wait_seconds"] == 2 and root["repeat_interval_seconds"] == 1
     child = root["routes"][0]
     # One list, sorted as Alertmanager sorts a route's matchers (name, value, type): group keys read as its do.
     assert child["matchers"] == [
@@ -168,7 +166,7 @@ def test_the_route_tree_matchers_inheritance_and_timers():
     assert child["routes"][0]["group_by"] == ["..."]
     assert losses(draft) == {
         "route.group_wait": "1500ms becomes 2 s: Beacon's timers are whole seconds",
-        "route.repeat_interval": "1ms becomes 60 s: Beacon's shortest repeat_interval is 60 s",
+        "route.repeat_interval": "1ms becomes 1 s: Beacon's timers are whole seconds",
         "route.routes[0].group_interval": "1y becomes 2592000 s: Beacon's longest group_interval is 30 days",
     }
 
@@ -252,7 +250,7 @@ def test_inhibit_rules_and_time_intervals_both_blocks():
         },
     ]
     assert draft.resolve_timeout_seconds == 90
-    lost = {k: v for k, v in losses(draft).items() if v not in PIPELINE}
+    lost = losses(draft)
     assert lost == {
         "tracing": UNKNOWN,
         "global.made_up": UNKNOWN,

@@ -114,7 +114,7 @@ def test_route_keys_survive_a_new_sibling():
             lambda doc: doc["route"]["routes"][2].update(group_interval_seconds=0),
             "route.routes[2].group_interval_seconds",
         ),
-        (lambda doc: doc["route"].update(repeat_interval_seconds=59), "route.repeat_interval_seconds"),
+        (lambda doc: doc["route"].update(repeat_interval_seconds=0), "route.repeat_interval_seconds"),
         (lambda doc: doc["time_intervals"].append(doc["time_intervals"][0]), "time_intervals[1].name"),
         (
             lambda doc: doc.update(inhibit_rules=[{"source_matchers": ["a=b"], "target_matchers": ["c"]}]),
