@@ -44,7 +44,9 @@ def upgrade() -> None:
     # The markers monitors wrote before: their type and their link to the monitor's page say so.
     op.execute("UPDATE annotations SET origin = 'monitor' WHERE type = 'monitor' AND url LIKE '%/ui/monitors/mon\\_%'")
     op.execute("UPDATE annotations SET updated_at = created_at")
-    op.execute("ALTER TABLE annotations ALTER COLUMN updated_at SET NOT NULL, ALTER COLUMN updated_at SET DEFAULT now()")
+    op.execute(
+        "ALTER TABLE annotations ALTER COLUMN updated_at SET NOT NULL, ALTER COLUMN updated_at SET DEFAULT now()"
+    )
     op.execute("CREATE UNIQUE INDEX annotations_number ON annotations (number)")
     op.execute(
         "CREATE INDEX annotations_spans ON annotations"
