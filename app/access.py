@@ -52,6 +52,15 @@ def dataset_filter(who: Principal, column: InstrumentedAttribute[str]) -> Column
     return true() if who.datasets is None else column.in_(who.datasets)
 
 
+def require_annotation_write(who: Principal, datasets: Iterable[str]) -> None:
+    """Whether `who` may write an annotation on `datasets` (checked names; empty: environment-wide, which only an
+    unlimited token writes: it is drawn on every dataset's charts and relates to every dataset's alerts)."""
+    names = list(datasets)
+    if not names:
+        require_unlimited(who, "environment-wide annotations (they show on every dataset's charts and messages)")
+    require_datasets(who, names)
+
+
 def monitor_filter(who: Principal) -> ColumnElement[bool]:
     return dataset_filter(who, Monitor.dataset)
 

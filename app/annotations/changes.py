@@ -12,8 +12,9 @@ and the notification's time: at most `LISTED`, newest first, and how many more t
 
 `related_changes` is the one entry point: every place that builds a message (a routed group's, a monitor's own)
 and every view that shows an alert (`GET /v1/alerts/{fingerprint}`, groups, `POST /v1/routing/test`, the
-console) calls it. One statement: the span index finds the annotations of the window (migration 0025), the
-relation and the audience are decided in PostgreSQL, and only the listed rows come back, with the count.
+console) calls it (`related_changes_many` for a page of groups). One statement: the span index finds the
+annotations of the window (migration 0025), the relation and the audience are decided in PostgreSQL, and only
+the listed rows come back, with the count.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from adapters.base import RecentChange
 from app.db.annotation import ENVIRONMENT_WIDE
 from app.routing import config
 from app.routing.labels import fingerprint
+from app.routing.tree import Tree
 from app.timefmt import iso_ms, iso_ms_or_none
 
 LISTED = 5
@@ -61,17 +63,28 @@ class Changes:
 
 NONE = Changes([], 0)
 
+# One statement for one notification or many (a page of groups): each request's window and alerts, then for
+# each, its listed annotations and their count.
 _QUERY = f"""
-SELECT id, type, title, labels::text AS labels, datasets, time, end_time, url, confined,
-       count(*) OVER () AS total
-FROM annotations a
-WHERE origin <> 'monitor'
-  AND tstzrange(time, COALESCE(end_time, time), '[]') && tstzrange($1, $2, '[]')
-  AND (datasets && $3::text[]
-       OR (NOT confined AND labels <> '{{}}'::jsonb AND labels <@ ANY ($4::text[]::jsonb[])))
-  AND ($5::text[] IS NULL OR datasets <@ $5::text[])
-ORDER BY time DESC, id DESC
-LIMIT {LISTED}
+WITH r AS (
+    SELECT i, low,
+           ARRAY(SELECT jsonb_array_elements_text(ds::jsonb)) AS ds,
+           ARRAY(SELECT jsonb_array_elements(ls::jsonb)) AS ls
+    FROM unnest($1::int[], $2::timestamptz[], $3::text[], $4::text[]) AS u(i, low, ds, ls)
+)
+SELECT r.i, c.id, c.type, c.title, c.labels::text AS labels, c.datasets, c.time, c.end_time, c.url, c.confined,
+       c.total
+FROM r CROSS JOIN LATERAL (
+    SELECT a.*, count(*) OVER () AS total
+    FROM annotations a
+    WHERE a.origin <> 'monitor'
+      AND tstzrange(a.time, COALESCE(a.end_time, a.time), '[]') && tstzrange(r.low, $5, '[]')
+      AND (a.datasets && r.ds
+           OR (NOT a.confined AND a.labels <> '{{}}'::jsonb AND a.labels <@ ANY (r.ls)))
+      AND ($6::text[] IS NULL OR a.datasets <@ $6::text[])
+    ORDER BY a.time DESC, a.id DESC
+    LIMIT {LISTED}
+) c
 """
 
 _LABELS = msgspec.json.Decoder(dict[str, str])
@@ -90,51 +103,81 @@ async def related_changes(
     `window_seconds`: the route's `changes_window_seconds` (0: none); None: the longest of the windows of the
     routes these alerts' labels take in the stored routing tree (a monitor's own message). `audience`: the
     datasets whoever reads the message may see (None: every one)."""
-    if not alerts:
-        return NONE
-    if window_seconds is None:
-        window_seconds = await _window_of(conn, alerts)
-    if window_seconds <= 0:
-        return NONE
-    first = await _first_start(conn, alerts, now)
+    return (await related_changes_many(conn, [(alerts, window_seconds)], now=now, audience=audience))[0]
+
+
+async def related_changes_many(
+    conn: asyncpg.Connection,
+    requests: Sequence[tuple[Sequence[Concerned], int | None]],
+    *,
+    now: datetime,
+    audience: Audience,
+) -> list[Changes]:
+    """`related_changes` for several notifications (or groups shown together) at once: one statement."""
+    windows = [w for _, w in requests]
+    if any(w is None for w in windows):
+        tree = (await config.current(conn)).tree
+        windows = [
+            _window_of(tree, alerts) if w is None else w for (alerts, _), w in zip(requests, windows, strict=True)
+        ]
+    wanted = [i for i, ((alerts, _), w) in enumerate(zip(requests, windows, strict=True)) if alerts and w]
+    found = [NONE] * len(requests)
+    if not wanted:
+        return found
+    firsts = await _first_starts(conn, [requests[i][0] for i in wanted], now)
     rows = await conn.fetch(
         _QUERY,
-        first - timedelta(seconds=window_seconds),
+        wanted,
+        [first - timedelta(seconds=windows[i] or 0) for i, first in zip(wanted, firsts, strict=True)],
+        [_datasets_json(requests[i][0]) for i in wanted],
+        [_label_sets(requests[i][0]) for i in wanted],
         now,
-        sorted({a.labels["dataset"] for a in alerts if a.labels.get("dataset")}),
-        _label_sets(alerts),
         None if audience is None else list(audience),
     )
-    if not rows:
-        return NONE
-    listed = [_change(row, alerts, first, now) for row in rows]
-    return Changes(listed, rows[0]["total"] - len(listed))
+    by_request: dict[int, list[asyncpg.Record]] = {}
+    for row in rows:
+        by_request.setdefault(row["i"], []).append(row)
+    for i, first in zip(wanted, firsts, strict=True):
+        listed = by_request.get(i)
+        if listed:
+            alerts = requests[i][0]
+            found[i] = Changes([_change(row, alerts, first, now) for row in listed], listed[0]["total"] - len(listed))
+    return found
 
 
-def _label_sets(alerts: Sequence[Concerned]) -> list[str]:
-    """The alerts' distinct label sets as JSON. A group of thousands of alerts is compared through its first
-    MAX_LABEL_SETS distinct sets (by sorted labels): its changes are then those of a sample, which is what a
-    message about so many alerts can show anyway."""
+def _datasets_json(alerts: Sequence[Concerned]) -> str:
+    return msgspec.json.encode(sorted({a.labels["dataset"] for a in alerts if a.labels.get("dataset")})).decode()
+
+
+def _label_sets(alerts: Sequence[Concerned]) -> str:
+    """The alerts' distinct label sets, as one JSON array. A group of thousands of alerts is compared through
+    its first MAX_LABEL_SETS distinct sets (by sorted labels): its changes are then those of a sample, which is
+    what a message about so many alerts can show anyway."""
     found = sorted({msgspec.json.encode(dict(sorted(a.labels.items()))).decode() for a in alerts})
-    return found[:MAX_LABEL_SETS]
+    return "[" + ",".join(found[:MAX_LABEL_SETS]) + "]"
 
 
-async def _first_start(conn: asyncpg.Connection, alerts: Sequence[Concerned], now: datetime) -> datetime:
-    """When the first firing alert started (the first alert at all when none fires)."""
-    wanted = [a for a in alerts if a.firing] or list(alerts)
-    known = [a.starts_at for a in wanted if a.starts_at is not None]
-    unknown = [a.labels for a in wanted if a.starts_at is None]
+async def _first_starts(
+    conn: asyncpg.Connection, requests: Sequence[Sequence[Concerned]], now: datetime
+) -> list[datetime]:
+    """For each request, when its first firing alert started (its first alert at all when none fires); starts
+    not given are read from `alerts` (one statement for all)."""
+    chosen = [[a for a in alerts if a.firing] or list(alerts) for alerts in requests]
+    unknown = {fingerprint(a.labels) for alerts in chosen for a in alerts if a.starts_at is None}
+    starts: dict[str, datetime] = {}
     if unknown:
-        found = await conn.fetchval(
-            "SELECT min(starts_at) FROM alerts WHERE fingerprint = ANY($1::text[])", [fingerprint(x) for x in unknown]
+        rows = await conn.fetch(
+            "SELECT fingerprint, starts_at FROM alerts WHERE fingerprint = ANY($1::text[])", sorted(unknown)
         )
-        known.append(found or now)
-    return min(known)
+        starts = {r["fingerprint"]: r["starts_at"] for r in rows}
+    return [
+        min(a.starts_at if a.starts_at is not None else starts.get(fingerprint(a.labels), now) for a in alerts)
+        for alerts in chosen
+    ]
 
 
-async def _window_of(conn: asyncpg.Connection, alerts: Sequence[Concerned]) -> int:
-    tree = (await config.current(conn)).tree
-    return max(route.changes_window_seconds for a in alerts for route in tree.match(a.labels))
+def _window_of(tree: Tree, alerts: Sequence[Concerned]) -> int:
+    return max((route.changes_window_seconds for a in alerts for route in tree.match(a.labels)), default=0)
 
 
 def _change(row: asyncpg.Record, alerts: Sequence[Concerned], first: datetime, now: datetime) -> RecentChange:
