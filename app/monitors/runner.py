@@ -22,6 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from adapters.base import Event
 from adapters.context import OPERATOR_WORDS
 from adapters.templating import number
+from app.access import monitor_message_audience
+from app.annotations.changes import Concerned, related_changes
 from app.annotations.service import add_annotation
 from app.db.engine import driver_connection
 from app.db.monitor import Monitor
@@ -185,7 +187,7 @@ async def evaluate_many(
             now,
         )
         for report, sends in zip(changed, verdicts, strict=True):
-            _write(session, env, report, sends)
+            await _write(session, env, report, sends)
     return reports
 
 
@@ -203,13 +205,13 @@ def _report(monitor: Monitor, now: datetime, window: Window, observed: Observati
     return Report(monitor, now, window, before, step, observed)
 
 
-def _write(session: AsyncSession, env: DeliveryEnv, report: Report, sends: Sequence[bool]) -> None:
+async def _write(session: AsyncSession, env: DeliveryEnv, report: Report, sends: Sequence[bool]) -> None:
     """Add the report's monitor events, the deliveries of those that notify, and its annotation."""
     monitor, observed = report.monitor, report.observation
     for row, change, send in zip(report.events, report.step.changes, sends, strict=True):
         session.add(row)
         if change.notify and send:
-            message = _message(env, monitor, change, row, observed)
+            message = await _message(session, env, monitor, change, row, observed)
             row.delivery_ids = [
                 enqueue(session, env, notifier_id=n, event=message, monitor_id=monitor.id, monitor_event_id=row.id).id
                 for n in report.notifier_ids
@@ -285,8 +287,22 @@ def _event_row(
     )
 
 
-def _message(env: DeliveryEnv, monitor: Monitor, change: Change, row: MonitorEvent, observed: Observation) -> Event:
+async def _message(
+    session: AsyncSession, env: DeliveryEnv, monitor: Monitor, change: Change, row: MonitorEvent, observed: Observation
+) -> Event:
     start, end = iso_range_of(row)
+    state = change.kind if change.kind in ("no_data", "error") else None
+    found = await related_changes(
+        await driver_connection(session),
+        [
+            Concerned(
+                alerting.labels_of(monitor, {} if state else change.group, state), firing=change.kind != "resolved"
+            )
+        ],
+        now=row.time,
+        window_seconds=None,  # the routes its labels take decide, as their mute timings do
+        audience=monitor_message_audience(monitor.dataset),
+    )
     return Event(
         kind="triggered" if change.kind == "repeat" else change.kind,  # a repeat is the trigger sent again
         monitor_id=monitor.id,
@@ -306,6 +322,8 @@ def _message(env: DeliveryEnv, monitor: Monitor, change: Change, row: MonitorEve
         error=row.error,
         link=link(env, monitor.id),
         time=iso_ms(row.time),
+        changes=found.listed,
+        more_changes=found.more,
     )
 
 

@@ -26,9 +26,11 @@ import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.base import GroupAlert
+from app.access import ROUTED_GROUP_AUDIENCE
+from app.annotations.changes import related_changes
 from app.deliveries.service import enqueue
 from app.routing.env import RoutingEnv
-from app.routing.messages import Member, alert_item, group_event
+from app.routing.messages import Member, alert_item, concerned, group_event
 from app.routing.suppression import Suppressor
 from app.routing.tree import Route
 
@@ -201,14 +203,17 @@ async def flush_batch(
     members, logs = await _load(conn, [g["key"] for g in groups])
     writes, flushed = _Writes(), Flushed(groups=len(groups))
     for group in groups:
-        _flush_one(session, env, suppressor, group, members[group["key"]], logs[group["key"]], now, writes, flushed)
+        await _flush_one(
+            session, conn, env, suppressor, group, members[group["key"]], logs[group["key"]], now, writes, flushed
+        )
     await writes.apply(conn, now)
     flushed.closed = len(writes.closed)
     return flushed
 
 
-def _flush_one(
+async def _flush_one(
     session: AsyncSession,
+    conn: asyncpg.Connection,
     env: RoutingEnv,
     suppressor: Suppressor,
     group: Mapping[str, Any],
@@ -236,6 +241,13 @@ def _flush_one(
         reason, told = decide(logs.get(notifier_id), set(firing), set(resolved), now, route.repeat_interval_seconds)
         if reason is None:
             continue
+        changes = await related_changes(
+            conn,
+            concerned(rows, firing, told),
+            now=now,
+            window_seconds=route.changes_window_seconds,
+            audience=ROUTED_GROUP_AUDIENCE,
+        )
         event = group_event(
             key=key,
             reason=reason,
@@ -243,6 +255,7 @@ def _flush_one(
             alerts=[*firing.values(), *(resolved[fp] for fp in sorted(told))],
             now=now,
             link=env.link,
+            changes=changes,
         )
         enqueue(
             session,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from adapters.base import AlertGroup, Event, GroupAlert
+from app.annotations.changes import NONE, Changes, Concerned
 from app.timefmt import iso_ms, iso_ms_or_none
 
 
@@ -51,6 +52,16 @@ def alert_item(row: Member, firing: bool) -> GroupAlert:
     )
 
 
+def concerned(rows: Sequence[Member], firing: Collection[str], told: Collection[str]) -> list[Concerned]:
+    """The alerts a message lists (those that fire, and the resolved ones it tells of), as the change lookup
+    takes them."""
+    return [
+        Concerned(r.labels, r.starts_at, r.fingerprint in firing)
+        for r in rows
+        if r.fingerprint in firing or r.fingerprint in told
+    ]
+
+
 def group_event(
     *,
     key: str,
@@ -59,6 +70,7 @@ def group_event(
     alerts: Sequence[GroupAlert],
     now: datetime,
     link: str | None,
+    changes: Changes = NONE,
 ) -> Event:
     def order(a: GroupAlert) -> tuple[str, list[tuple[str, str]]]:
         return a.starts_at, sorted(a.labels.items())
@@ -85,4 +97,6 @@ def group_event(
             common_annotations=_common([a.annotations for a in ordered]),
             alerts=ordered,
         ),
+        changes=changes.listed,
+        more_changes=changes.more,
     )
