@@ -33,7 +33,8 @@ a limited token with their read scope reads them, and changes none of the routin
 What changed (app/annotations/changes.py): the annotations related to an alert, shown with it, are cut to what
 the reader may see, the annotations rule above (`changes_audience`):
 - a view (`GET /v1/alerts/{fingerprint}`, `/v1/alerts/groups`, `POST /v1/routing/test`, the console) shows the
-  token the related annotations it may see: a limited token never sees one of a dataset it may not use;
+  token the related annotations it may see, and none without `annotations:read` (`shows_changes`): a limited
+  token never sees one of a dataset it may not use;
 - a monitor's own message is read by every token that may see the monitor's dataset (its delivery) and goes where
   any of them sent it: it carries only what a token limited to that one dataset may see (`monitor_message_audience`:
   annotations on that dataset alone, and environment-wide ones), never an annotation of another dataset, even
@@ -98,6 +99,11 @@ def delivery_filter(who: Principal) -> ColumnElement[bool]:
     own_monitor = exists(select(Monitor.id).where(Monitor.id == Delivery.monitor_id, Monitor.dataset.in_(who.datasets)))
     test_message = and_(Delivery.monitor_id.is_(None), Delivery.alert_group_key.is_(None))
     return or_(test_message, own_monitor)
+
+
+def shows_changes(who: Principal) -> bool:
+    """Whether a view shows `who` an alert's changes: they are annotations, read with `annotations:read`."""
+    return who.has_scope("annotations:read")
 
 
 def changes_audience(who: Principal) -> tuple[str, ...] | None:

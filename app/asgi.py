@@ -49,6 +49,7 @@ from app.system.controllers import api_reference, error_docs, front_door, health
 from app.timefmt import utcnow
 from app.tokens.controllers import TokenController
 from app.ui.alerts import alert_list
+from app.ui.annotations import annotation_create, annotation_end, annotation_form
 from app.ui.controllers import ui_router
 from app.ui.datasets import dataset_list, dataset_page
 from app.ui.monitors import monitor_detail, monitor_list
@@ -88,6 +89,9 @@ def ui_pages() -> list[ControllerRouterHandler]:
     return [
         dataset_list,
         dataset_page,
+        annotation_form,
+        annotation_create,
+        annotation_end,
         monitor_list,
         monitor_detail,
         notifier_list,

@@ -143,6 +143,7 @@ async def groups(
                     notifier_ids=list(route.notifier_ids),
                     muted_by=suppressor.route_muted_by(route),
                     alerts=[],
+                    changes_window_seconds=route.changes_window_seconds,
                 )
             group.alerts.append(out)
     return sorted(found.values(), key=lambda g: g.group_key)
@@ -164,6 +165,7 @@ def test_labels(suppressor: Suppressor, labels: Labels) -> RoutingTestOut:
             group_interval_seconds=r.group_interval_seconds,
             repeat_interval_seconds=r.repeat_interval_seconds,
             muted_by=suppressor.route_muted_by(r),
+            changes_window_seconds=r.changes_window_seconds,
         )
         for r in routes
     ]
