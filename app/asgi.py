@@ -24,6 +24,9 @@ from app.deliveries.controllers import DeliveryController, NotifierDeliveryContr
 from app.deliveries.sending import DeliveryEnv
 from app.deliveries.worker import serve as serve_deliveries
 from app.deliveries.worker import stop_dispatcher
+from app.deploymarkers.grafana import grafana_router
+from app.deploymarkers.honeycomb import honeycomb_router
+from app.deploymarkers.pagerduty import pagerduty_router
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
 from app.gctune import settle_heap
@@ -81,6 +84,9 @@ def route_handlers() -> list[ControllerRouterHandler]:
         SilenceController,
         RoutingController,
         amapi_router(),
+        grafana_router(),
+        honeycomb_router(),
+        pagerduty_router(),
     ]
 
 

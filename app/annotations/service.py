@@ -171,6 +171,8 @@ def _silence_matchers(who: Principal, texts: list[str] | None) -> list[Matcher] 
 
 
 CHANGEABLE = ("type", "title", "datasets", "time", "end_time", "url", "description", "labels", "source_fields")
+# A deploy tool's fields kept as sent (read back through its API), and the fields they are the source of.
+MIRRORED = {"text": {"title", "description"}, "message": {"title", "description"}, "tags": {"type", "labels"}}
 
 
 async def change(
@@ -206,6 +208,11 @@ async def change(
     if "url" in updated:
         _check_url(updated["url"])
     _check_span(updated.get("time", annotation.time), updated.get("end_time", annotation.end_time))
+    if "source_fields" not in updated and annotation.source_fields:
+        # A tool's own copy of what is rewritten here no longer says the same: its API reads the new one.
+        kept = {k: v for k, v in annotation.source_fields.items() if not (MIRRORED.get(k, set()) & set(updated))}
+        if kept != annotation.source_fields:
+            updated["source_fields"] = kept
     # An annotation a dataset-limited token wrote, or rewrote, relates to alerts of its own datasets only.
     rewritten = bool({"labels", "datasets"} & set(updated))
     confined = who.datasets is not None or (annotation.confined and not rewritten)
@@ -221,8 +228,8 @@ async def change(
         rollouts.release(annotation, held, now)
         rollouts.hold(session, annotation, matchers, now)
     elif held is not None and spanned:
-        kept = rollouts.follow(session, annotation, held, now)
-        annotation.silence_id = kept.id
+        moved = rollouts.follow(session, annotation, held, now)
+        annotation.silence_id = moved.id
     return annotation
 
 

@@ -25,6 +25,7 @@ class Annotation(Base):
     """
 
     __tablename__ = "annotations"
+    __mapper_args__ = {"eager_defaults": True}  # `number` comes back from the INSERT (Grafana's answer holds it)
 
     id: Mapped[str] = mapped_column(Text, primary_key=True)
     type: Mapped[str] = mapped_column(Text)
