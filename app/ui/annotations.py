@@ -67,6 +67,10 @@ def _draft(name: str, data: dict[str, str], now: Any) -> marks.Draft:
     except ValueError as exc:
         raise bad(f"Labels: {exc}.", "labels") from None
     hold = lines(data.get("hold"))
+    if hold and end is None:
+        raise bad(
+            "Holding alerts needs a duration (Lasts): the silence ends with the span, never open-ended.", "duration"
+        )
     return marks.Draft(
         type=data.get("type", "").strip() or "deploy",
         title=data.get("title", "").strip(),
