@@ -65,6 +65,13 @@ NONE = Changes([], 0)
 
 # One statement for one notification or many (a page of groups): each request's window and alerts, then for
 # each, its listed annotations and their count.
+_RELATED = """
+    a.origin <> 'monitor'
+    AND tstzrange(a.time, COALESCE(a.end_time, a.time), '[]') && tstzrange(r.low, $5, '[]')
+    AND (a.datasets && r.ds OR (NOT a.confined AND a.labels <> '{}'::jsonb AND a.labels <@ ANY (r.ls)))
+    AND ($6::text[] IS NULL OR a.datasets <@ $6::text[])
+"""
+# The count and the listed rows apart: a window count would carry every matching row whole through a sort.
 _QUERY = f"""
 WITH r AS (
     SELECT i, low,
@@ -73,17 +80,11 @@ WITH r AS (
     FROM unnest($1::int[], $2::timestamptz[], $3::text[], $4::text[]) AS u(i, low, ds, ls)
 )
 SELECT r.i, c.id, c.type, c.title, c.labels::text AS labels, c.datasets, c.time, c.end_time, c.url, c.confined,
-       c.total
-FROM r CROSS JOIN LATERAL (
-    SELECT a.*, count(*) OVER () AS total
-    FROM annotations a
-    WHERE a.origin <> 'monitor'
-      AND tstzrange(a.time, COALESCE(a.end_time, a.time), '[]') && tstzrange(r.low, $5, '[]')
-      AND (a.datasets && r.ds
-           OR (NOT a.confined AND a.labels <> '{{}}'::jsonb AND a.labels <@ ANY (r.ls)))
-      AND ($6::text[] IS NULL OR a.datasets <@ $6::text[])
-    ORDER BY a.time DESC, a.id DESC
-    LIMIT {LISTED}
+       n.total
+FROM r
+CROSS JOIN LATERAL (SELECT count(*) AS total FROM annotations a WHERE {_RELATED}) n
+CROSS JOIN LATERAL (
+    SELECT a.* FROM annotations a WHERE {_RELATED} ORDER BY a.time DESC, a.id DESC LIMIT {LISTED}
 ) c
 """
 

@@ -296,7 +296,9 @@ async def _message(
         await driver_connection(session),
         [
             Concerned(
-                alerting.labels_of(monitor, {} if state else change.group, state), firing=change.kind != "resolved"
+                alerting.labels_of(monitor, {} if state else change.group, state),
+                starts_at=None if change.kind in ("resolved", "repeat") else row.time,  # None: as `alerts` has it
+                firing=change.kind != "resolved",
             )
         ],
         now=row.time,
