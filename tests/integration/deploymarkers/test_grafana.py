@@ -1,14 +1,21 @@
 """Grafana's annotations API, driven by `grafana-client` (PyPI, Grafana's Python client, nobody here wrote it)
-against a real `beacon serve`-like server: adding, finding, patching, replacing and deleting annotations, the
-Graphite form, and the answers tools rely on (exactly 200 for Argo CD; Grafana's bodies)."""
+against the app behind a real uvicorn server: adding, finding, patching, replacing and deleting annotations, the
+Graphite form, and the answers tools rely on (exactly 200 for Argo CD; Grafana's bodies).
+
+grafana-client 3.x (on `requests`): its 4.x and later bring `niquests`, whose `urllib3-future` installs itself as
+`urllib3` and breaks `requests` for everything else in the environment. Its calls block, so they run in a thread
+while the server answers on the test's event loop."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
-from grafana_client import AsyncGrafanaApi
+from grafana_client import GrafanaApi
 from grafana_client.client import GrafanaClientError, GrafanaUnauthorizedError
 
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30)
@@ -18,9 +25,41 @@ def ms(t: datetime) -> int:
     return int(t.timestamp() * 1000)
 
 
+class Grafana:
+    """A GrafanaApi whose element methods are awaited (each call in a thread)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.api = GrafanaApi.from_url(url, credential=token)
+        self.annotations = self
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = getattr(self.api.annotations, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await asyncio.to_thread(method, *args, **kwargs)
+
+        return call
+
+    def close(self) -> None:
+        self.api.client.s.close()
+
+
 @pytest.fixture
-def grafana(served, admin_token):
-    return AsyncGrafanaApi.from_url(served, credential=admin_token)
+def connect(served):
+    opened: list[Grafana] = []
+
+    def make(token: str) -> Grafana:
+        opened.append(Grafana(served, token))
+        return opened[-1]
+
+    yield make
+    for g in opened:
+        g.close()
+
+
+@pytest.fixture
+def grafana(connect, admin_token):
+    return connect(admin_token)
 
 
 async def test_add_find_patch_update_delete_round_trip(grafana, served, auth):
@@ -35,7 +74,7 @@ async def test_add_find_patch_update_delete_round_trip(grafana, served, auth):
     assert added["message"] == "Annotation added" and isinstance(added["id"], int)
     number = added["id"]
 
-    found = await grafana.annotations.find_annotations(
+    found = await grafana.annotations.get_annotation(
         time_from=ms(T0 - timedelta(hours=1)), time_to=ms(T0 + timedelta(hours=1)), tags=["service:checkout"]
     )
     assert len(found) == 1
@@ -46,7 +85,7 @@ async def test_add_find_patch_update_delete_round_trip(grafana, served, auth):
     assert one["tags"] == ["deploy", "service:checkout", "env:prod"]
     assert (one["time"], one["timeEnd"]) == (ms(T0), ms(T0 + timedelta(minutes=5)))
     assert (one["dashboardUID"], one["panelId"]) == ("web", 3)
-    assert await grafana.annotations.find_annotations(tags=["service:cart"]) == []
+    assert await grafana.annotations.get_annotation(tags=["service:cart"]) == []
 
     # Beacon's own view: a deploy on the dataset `web`, with the `key:value` tags as labels.
     async with httpx.AsyncClient(base_url=served, headers=auth) as http:
@@ -71,7 +110,7 @@ async def test_add_find_patch_update_delete_round_trip(grafana, served, auth):
             number, time_from=ms(T0), time_to=later, tags=["rollback", "service:checkout"], text="rolled back"
         )
         assert updated == {"message": "Annotation updated"}
-        (one,) = await grafana.annotations.find_annotations(tags=["rollback"])
+        (one,) = await grafana.annotations.get_annotation(tags=["rollback"])
         assert one["text"] == "rolled back" and one["tags"] == ["rollback", "service:checkout"]
         shown = (await http.get(f"/v1/annotations/{mine['id']}")).json()
         assert shown["type"] == "rollback" and shown["labels"] == {"service": "checkout"}
@@ -96,7 +135,7 @@ async def test_graphite_form_and_organisation_annotations_are_environment_wide(g
     assert graphite["datasets"] == ["*"] and graphite["labels"] == {"release": "42"}
     assert graphite["description"] == "deploy 42\nby CI" and graphite["time"].startswith(T0.strftime("%Y-%m-%dT%H:%M"))
     assert listed["feature flag on"]["datasets"] == ["*"] and listed["feature flag on"]["type"] == "config"
-    found = {a["id"]: a for a in await grafana.annotations.find_annotations()}
+    found = {a["id"]: a for a in await grafana.annotations.get_annotation()}
     assert found[added["id"]]["text"] == "deploy 42\nby CI" and found[added["id"]]["tags"] == ["deploy", "release:42"]
     assert found[org["id"]]["dashboardUID"] == ""
 
@@ -125,14 +164,14 @@ async def test_answers_a_tool_relies_on(served, admin_token, make_token):
         assert odd_id.status_code == 400 and odd_id.json() == {"message": "annotationId is invalid"}
 
 
-async def test_a_limited_token_marks_its_own_datasets(served, make_token):
+async def test_a_limited_token_marks_its_own_datasets(connect, make_token):
     limited = await make_token(["annotations:read", "annotations:write"], datasets=["pub"])
-    grafana = AsyncGrafanaApi.from_url(served, credential=limited)
+    grafana = connect(limited)
     org = await grafana.annotations.add_annotation(tags=["deploy", "service:checkout"], text="pub 2.0")
-    (shown,) = await grafana.annotations.find_annotations()
+    (shown,) = await grafana.annotations.get_annotation()
     assert shown["id"] == org["id"] and shown["dashboardUID"] == "pub"
     with pytest.raises(GrafanaClientError) as refused:
         await grafana.annotations.add_annotation(dashboard_uid="secret", tags=["deploy"], text="elsewhere")
     assert refused.value.status_code == 403
     with pytest.raises(GrafanaUnauthorizedError):
-        await AsyncGrafanaApi.from_url(served, credential="bcn_wrong").annotations.find_annotations()
+        await connect("bcn_wrong").annotations.get_annotation()
