@@ -12,6 +12,7 @@ import msgspec
 from app.annotations.service import DESCRIPTION_CHARS, TITLE_CHARS
 from app.auth import Principal
 from app.errors import BeaconError
+from app.inputs import check_json_body
 from app.schemas import TIME_RANGE, in_time_range
 
 T = TypeVar("T")
@@ -19,7 +20,9 @@ MAX_TEXT_CHARS = 10_000  # a tool's text kept whole (read back through its API);
 
 
 def decode(body: bytes, type_: type[T]) -> T:
-    """The body as `type_` (a Struct that ignores unknown fields, as the tools' Go servers do)."""
+    """The body as `type_` (a Struct that ignores unknown fields, as the tools' Go servers do); text PostgreSQL
+    cannot store (a NUL, bytes that are not UTF-8) is a 400, as on every route (app/inputs.py)."""
+    check_json_body(body)
     try:
         return msgspec.json.decode(body or b"{}", type=type_)
     except msgspec.ValidationError as exc:

@@ -160,6 +160,10 @@ async def test_answers_a_tool_relies_on(served, admin_token, make_token):
         assert empty.status_code == 400 and "text field should not be empty" in empty.json()["message"]
         not_json = await http.post("/api/annotations", content=b"{", headers={"Authorization": f"Bearer {admin_token}"})
         assert not_json.status_code == 400 and set(not_json.json()) == {"message"}
+        nul = await http.post(
+            "/api/annotations", json={"text": "a\u0000b"}, headers={"Authorization": f"Bearer {admin_token}"}
+        )
+        assert nul.status_code == 400 and "NUL" in nul.json()["message"]
         odd_id = await http.get("/api/annotations/abc", headers={"Authorization": f"Bearer {admin_token}"})
         assert odd_id.status_code == 400 and odd_id.json() == {"message": "annotationId is invalid"}
 

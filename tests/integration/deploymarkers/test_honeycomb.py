@@ -68,6 +68,8 @@ async def test_environment_wide_markers_and_errors(served, admin_token, make_tok
             "/1/markers/web", headers={"Authorization": f"Bearer {admin_token}"}, json=marker(message="y")
         )
         assert bearer.status_code == 201
+        nul = await http.post("/1/markers/web", headers=team, json=marker(message="a\u0000b"))
+        assert nul.status_code == 400 and "NUL" in nul.json()["error"]
         bad_name = await http.post("/1/markers/bad%20name", headers=team, json=marker(message="x"))
         assert bad_name.status_code == 400 and set(bad_name.json()) == {"error"}
         limited = {"X-Honeycomb-Team": await make_token(["annotations:write"], datasets=["pub"])}

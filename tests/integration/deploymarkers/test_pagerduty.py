@@ -50,6 +50,8 @@ async def test_answers_as_pagerduty_does(served, served_tls, admin_token, make_t
             refused = await http.post("/v2/change/enqueue", json=body)
             assert refused.status_code == 400
             assert refused.json()["status"] == "invalid event" and refused.json()["errors"]
+        nul = await http.post("/v2/change/enqueue", json={"routing_key": admin_token, "payload": {"summary": "\u0000"}})
+        assert nul.status_code == 400 and "NUL" in nul.json()["errors"][0]
         blank = await http.post("/v2/change/enqueue", json={"routing_key": admin_token, "payload": {}})
         assert blank.status_code == 400 and "summary" in blank.json()["errors"][0]
         reader = await make_token(["annotations:read"])
