@@ -20,8 +20,9 @@ the request in its error cannot put a webhook URL's path or an integration key i
 The `Event` below is the one context every message is rendered from. Monitors fill it (kind, state, value,
 threshold, query, time range, group, link, …); a routed group notification fills `alert_group` (its alerts,
 firing first) and a readable `monitor_name`/`description` too, so an adapter that knows nothing of groups still
-says something sensible; `POST /v1/notifiers/{id}/test` sends the defaults (`kind="test"`);
-`POST /v1/notifiers/{id}/preview` accepts any subset of its fields.
+says something sensible; both carry `changes`, what changed before (related annotations, see `RecentChange`);
+`POST /v1/notifiers/{id}/test` sends the defaults (`kind="test"`); `POST /v1/notifiers/{id}/preview` accepts any
+subset of its fields.
 """
 
 from __future__ import annotations
@@ -142,6 +143,29 @@ class AlertGroup(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         return [a for a in self.alerts if a.status == "resolved"]
 
 
+class RecentChange(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """An annotation related to the alerts of a message (app/annotations/changes.py): a deploy, a config change, …
+
+    type, title, labels   what it is (`labels` may be empty)
+    datasets              the datasets it is drawn on; ["*"] for an environment-wide one
+    time, end_time        when (RFC 3339, UTC); `end_time` for a span, else None
+    url                   its link, if any
+    when                  when, in words: "4 min before the first alert"
+    why                   why it relates: "dataset web", "service=checkout", or both ("… and …")
+    """
+
+    id: str
+    type: str
+    title: str
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
+    datasets: list[str] = msgspec.field(default_factory=list)
+    time: str
+    end_time: str | None = None
+    url: str | None = None
+    when: str = ""
+    why: str = ""
+
+
 class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """What happened: the context every message is rendered from (templates see it as `event`).
 
@@ -163,6 +187,8 @@ class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     link               where to look (the monitor in Beacon); None when there is no page for it
     time               when it happened (RFC 3339, UTC)
     alert_group        a routed group notification (see AlertGroup); None for a monitor's own message
+    changes            what changed before it: related annotations, newest first, at most 5 (RecentChange)
+    more_changes       how many more related annotations there are beyond those listed
     """
 
     kind: EventKind = "test"
@@ -184,6 +210,8 @@ class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     link: str | None = None
     time: str = ""
     alert_group: AlertGroup | None = None
+    changes: list[RecentChange] = msgspec.field(default_factory=list)
+    more_changes: int = 0
 
     def incident_key(self) -> str:
         """sha256(monitor id + group): one incident per monitor and group, so a resolve closes its trigger; for a

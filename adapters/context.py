@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from adapters.base import AlertGroup, Event, GroupAlert
+from adapters.base import AlertGroup, Event, GroupAlert, RecentChange
 from adapters.templating import number, oneline, truncate_chars
 
 if TYPE_CHECKING:
@@ -135,10 +135,70 @@ def group_context(event: Event) -> dict[str, Any]:
     }
 
 
+CHANGES_HEADING = "Recent changes"
+CHANGE_LINE_CHARS = 300
+
+
+def _link_safe(url: str | None) -> str | None:
+    """The URL as a chat link may hold it (chat_a's `<url|text>` ends at `|` or `>`, markdown's `(url)` at `)` or a
+    space): those characters percent-encoded. None when there is no URL."""
+    if not url:
+        return None
+    return url.replace(" ", "%20").replace("|", "%7C").replace(">", "%3E").replace("<", "%3C").replace(")", "%29")
+
+
+def change_row(change: RecentChange) -> dict[str, Any]:
+    """One related annotation as every message shows it: what (type, title, labels), when, why it matched, link.
+    `line` is the plain-text form, without the link; `link` the URL made safe for chat links."""
+    what = f"{change.type}: {change.title}"
+    labels = labels_text(change.labels)
+    line = f"{what} — {change.when}" + (f" (matched {change.why})" if change.why else "")
+    return {
+        "link": _link_safe(change.url),
+        "md_text": truncate_chars(oneline(what), CHANGE_LINE_CHARS).replace("[", "(").replace("]", ")"),
+        "what": truncate_chars(oneline(what), CHANGE_LINE_CHARS),
+        "title": truncate_chars(oneline(change.title), CHANGE_LINE_CHARS),
+        "type": change.type,
+        "labels": labels,
+        "when": oneline(change.when),
+        "why": truncate_chars(oneline(change.why), CHANGE_LINE_CHARS),
+        "time": change.time,
+        "end_time": change.end_time,
+        "url": change.url,
+        "line": truncate_chars(oneline(line), CHANGE_LINE_CHARS),
+    }
+
+
+def changes_context(event: Event) -> dict[str, Any]:
+    """`changes`: the event's related annotations as rows, and plain text for templates that take one string:
+    `lines` (one change a line, its link after it, then "… and N more"). None when there are none."""
+    if not event.changes:
+        return {"changes": None}
+    rows = [change_row(c) for c in event.changes]
+    lines = []
+    for row in rows:
+        lines.append(f"• {row['line']}")
+        if row["url"]:
+            lines.append(f"  {row['url']}")
+    more = f"… and {event.more_changes} more" if event.more_changes else ""
+    if more:
+        lines.append(more)
+    return {
+        "changes": {
+            "heading": CHANGES_HEADING,
+            "rows": rows,
+            "more": event.more_changes,
+            "more_text": more,
+            "lines": "\n".join(lines),
+        }
+    }
+
+
 def template_context(event: Event, settings: Settings) -> dict[str, Any]:
     colour = COLOURS.get(event.kind, "#4A90E2")
     return {
         **group_context(event),
+        **changes_context(event),
         "event": msgspec.to_builtins(event),
         "facts": facts(event),
         "operator_words": OPERATOR_WORDS.get(event.operator or "", event.operator or ""),

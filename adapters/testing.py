@@ -31,7 +31,17 @@ from urllib.parse import quote, unquote
 
 import msgspec
 
-from adapters.base import Adapter, AdapterContext, AlertGroup, ConfigError, DeliveryResult, Event, GroupAlert, Message
+from adapters.base import (
+    Adapter,
+    AdapterContext,
+    AlertGroup,
+    ConfigError,
+    DeliveryResult,
+    Event,
+    GroupAlert,
+    Message,
+    RecentChange,
+)
 from adapters.guard import DestinationGuard
 from adapters.http import HttpSender
 from adapters.redaction import secret_parts
@@ -126,13 +136,53 @@ def replace_event(event: Event, **changes: Any) -> Event:
     return msgspec.structs.replace(event, **changes)
 
 
+def sample_changes() -> list[RecentChange]:
+    """What changed before a message (as app/annotations/changes.py finds it): a deploy matched by its labels and
+    a config change matched by its dataset."""
+    return [
+        RecentChange(
+            id="ann_00000000000000000000000a",
+            type="deploy",
+            title="checkout 1.4.2",
+            labels={"service": "checkout", "env": "prod"},
+            datasets=["*"],
+            time="2026-11-21T07:56:00.000Z",
+            url="https://ci.example.com/runs/1042",
+            when="4 min before the first alert",
+            why="env=prod, service=checkout",
+        ),
+        RecentChange(
+            id="ann_00000000000000000000000b",
+            type="config",
+            title="raise pool size",
+            datasets=["web-logs"],
+            time="2026-11-21T07:30:00.000Z",
+            end_time="2026-11-21T07:31:00.000Z",
+            when="from 30 min before the first alert to 29 min before the first alert",
+            why="dataset web-logs",
+        ),
+    ]
+
+
 def hostile_event() -> Event:
+    hostile_change = RecentChange(
+        id="ann_00000000000000000000000c",
+        type=HOSTILE_TEXT,
+        title=HOSTILE_TEXT,
+        labels={"service": HOSTILE_TEXT},
+        time="2026-11-21T07:56:00.000Z",
+        url="https://ci.example.com/runs/1?a=|<>)",
+        when="4 min before the first alert",
+        why=f"service={HOSTILE_TEXT}",
+    )
     return replace_event(
         sample_events()["triggered"],
         monitor_name=HOSTILE_TEXT,
         description=HOSTILE_TEXT,
         query=HOSTILE_TEXT,
         group={"service": HOSTILE_TEXT},
+        changes=[hostile_change],
+        more_changes=3,
     )
 
 

@@ -12,7 +12,13 @@ metadata, annotations, monitors with their values, history and deliveries, and t
 What belongs to a dataset:
 - a monitor: the dataset its query reads;
 - an annotation: every dataset it names. A limited token sees one only when it may use all of them (its
-  `datasets` would otherwise name the others), and writes only annotations wholly on its own datasets;
+  `datasets` would otherwise name the others), and writes only annotations wholly on its own datasets. An
+  environment-wide annotation (no dataset: drawn on every chart) belongs to none: every token that may read
+  annotations sees it, and only an unlimited token writes, changes or deletes one (it shows on every dataset's
+  charts and relates to every dataset's alerts). An annotation a limited token wrote (`confined`) relates to the
+  alerts of its own datasets only: its labels never tie it to another dataset's alerts, so a limited token cannot
+  put a "change" into another dataset's notifications. A `silence` held by an annotation is a silence's change:
+  only an unlimited token with `silences:write` adds, moves or ends one (also by moving or deleting its annotation);
 - a delivery: its monitor's dataset. A notifier's test message belongs to no dataset: any token that may read
   notifiers sees it. A routed group's notification (of no monitor) may list alerts of any dataset: only an
   unlimited token sees it. A delivery whose monitor was deleted can no longer be placed in a
@@ -31,6 +37,21 @@ notifier (another dataset's pager would otherwise be redirected to the token's o
 Importing an Alertmanager configuration (`POST /v1/routing/import`) writes both the routing document and
 notifiers: it needs both write scopes (`IMPORT_SCOPES`) and a token limited to no dataset, even for a dry run
 (the plan shows every notifier's destination and the whole tree).
+
+What changed (app/annotations/changes.py): the annotations related to an alert, shown with it, are cut to what
+the reader may see, the annotations rule above (`changes_audience`):
+- a view (`GET /v1/alerts/{fingerprint}`, `/v1/alerts/groups`, `POST /v1/routing/test`, the console) shows the
+  token the related annotations it may see, and none without `annotations:read` (`shows_changes`): a limited
+  token never sees one of a dataset it may not use;
+- a monitor's own message is read by every token that may see the monitor's dataset (its delivery) and goes where
+  any of them sent it: it carries only what a token limited to that one dataset may see (`monitor_message_audience`:
+  annotations on that dataset alone, and environment-wide ones), never an annotation of another dataset, even
+  one whose labels match;
+- a routed group's message goes where the routing document sends it, which only unlimited tokens write, and only
+  unlimited tokens see its delivery: it carries every related annotation (`ROUTED_GROUP_AUDIENCE`). A limited
+  token's monitor routed by the tree does not change this: the people the document names see every dataset's
+  alerts of their routes anyway, and a limited token's own annotations reach other datasets' messages only
+  through their datasets (`confined`, above).
 """
 
 from __future__ import annotations
@@ -64,6 +85,15 @@ def dataset_filter(who: Principal, column: InstrumentedAttribute[str]) -> Column
     return true() if who.datasets is None else column.in_(who.datasets)
 
 
+def require_annotation_write(who: Principal, datasets: Iterable[str]) -> None:
+    """Whether `who` may write an annotation on `datasets` (checked names; empty: environment-wide, which only an
+    unlimited token writes: it is drawn on every dataset's charts and relates to every dataset's alerts)."""
+    names = list(datasets)
+    if not names:
+        require_unlimited(who, "environment-wide annotations (they show on every dataset's charts and messages)")
+    require_datasets(who, names)
+
+
 def monitor_filter(who: Principal) -> ColumnElement[bool]:
     return dataset_filter(who, Monitor.dataset)
 
@@ -81,6 +111,27 @@ def delivery_filter(who: Principal) -> ColumnElement[bool]:
     own_monitor = exists(select(Monitor.id).where(Monitor.id == Delivery.monitor_id, Monitor.dataset.in_(who.datasets)))
     test_message = and_(Delivery.monitor_id.is_(None), Delivery.alert_group_key.is_(None))
     return or_(test_message, own_monitor)
+
+
+def shows_changes(who: Principal) -> bool:
+    """Whether a view shows `who` an alert's changes: they are annotations, read with `annotations:read`."""
+    return who.has_scope("annotations:read")
+
+
+def changes_audience(who: Principal) -> tuple[str, ...] | None:
+    """What a token may be shown of an alert's changes (app/annotations/changes.py): the annotations it may see."""
+    return who.datasets
+
+
+def monitor_message_audience(dataset: str) -> tuple[str, ...]:
+    """What a monitor's own message may carry of its changes: what a token limited to the monitor's dataset may
+    see, since any such token reads the message (its delivery) and may have chosen where it goes."""
+    return (dataset,)
+
+
+# A routed group's message goes where the routing document (written by unlimited tokens only) sends it, and only
+# unlimited tokens see its delivery: it may carry every related annotation.
+ROUTED_GROUP_AUDIENCE: tuple[str, ...] | None = None
 
 
 def require_unlimited(who: Principal, what: str) -> None:

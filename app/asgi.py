@@ -25,6 +25,9 @@ from app.deliveries.controllers import DeliveryController, NotifierDeliveryContr
 from app.deliveries.sending import DeliveryEnv
 from app.deliveries.worker import serve as serve_deliveries
 from app.deliveries.worker import stop_dispatcher
+from app.deploymarkers.grafana import grafana_router
+from app.deploymarkers.honeycomb import honeycomb_router
+from app.deploymarkers.pagerduty import pagerduty_router
 from app.deps import provide_codec, provide_session
 from app.errors import exception_handlers
 from app.gctune import settle_heap
@@ -52,6 +55,7 @@ from app.system.controllers import api_reference, error_docs, front_door, health
 from app.timefmt import utcnow
 from app.tokens.controllers import TokenController
 from app.ui.alerts import alert_list
+from app.ui.annotations import annotation_create, annotation_end, annotation_form
 from app.ui.controllers import ui_router
 from app.ui.datasets import dataset_list, dataset_page
 from app.ui.monitors import monitor_detail, monitor_list
@@ -84,6 +88,9 @@ def route_handlers() -> list[ControllerRouterHandler]:
         RoutingController,
         amapi_router(),
         *shippers.route_handlers(),
+        grafana_router(),
+        honeycomb_router(),
+        pagerduty_router(),
     ]
 
 
@@ -92,6 +99,9 @@ def ui_pages() -> list[ControllerRouterHandler]:
     return [
         dataset_list,
         dataset_page,
+        annotation_form,
+        annotation_create,
+        annotation_end,
         monitor_list,
         monitor_detail,
         notifier_list,

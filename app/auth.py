@@ -1,13 +1,18 @@
 """Bearer-token authentication, scopes and dataset restriction, and the per-token rate limit.
 
-The shippers' endpoints also take the token in the other forms their clients offer (`_shipper_credentials`).
+One ASGI middleware on every `/v1` route (and Alertmanager's `/api/v2`, and the deploy tools' APIs: Grafana's
+`/api/annotations`, Honeycomb's `/1/markers/`, PagerDuty's `/v2/change/enqueue`): it authenticates, counts the
+request against the token's rate group, checks the route's scope (declared as `opt={"scope": ...}` on the
+handler, or a tuple of scopes that are all needed; a route without one needs `*`), and leaves the `Principal` in
+`request.state.principal`.
 
-One ASGI middleware on every `/v1` route (and Alertmanager's `/api/v2`): it authenticates, counts the request
-against the token's rate group, checks the route's scope (declared as `opt={"scope": ...}` on the handler, or a
-tuple of scopes that are all needed; a route without one needs `*`), and leaves the `Principal` in
-`request.state.principal`. A read-only route may declare `opt={"token_check": "beside"}`: a token it has seen
-pass is then checked again beside its work instead of before it, and its answer waits for that check
-(app/known_tokens.py).
+The shippers' endpoints also take the token in the other forms their clients offer (`_shipper_credentials`).
+Each deploy tool sends the token where it sends its own service's key (`credential`): Grafana's as
+`Authorization: Bearer`, Honeycomb's as `X-Honeycomb-Team` (or `Authorization: Bearer`), PagerDuty's as the
+body's `routing_key` (Events API v2 has no header for it; the body, at most 512 KiB, is read and handed on).
+
+A read-only route may declare `opt={"token_check": "beside"}`: a token it has seen pass is then checked again
+beside its work instead of before it, and its answer waits for that check (app/known_tokens.py).
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+import msgspec
 from litestar import Request
 from litestar.middleware import ASGIMiddleware
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import ASGIApp, HTTPRequestEvent, Message, Receive, ReceiveMessage, Scope, Send
 
 from app.access import refuse_limited
 from app.db.reads import read_connection
@@ -230,6 +236,85 @@ def _digest(scope: Scope) -> bytes:
     return hash_token(_bearer(scope))
 
 
+HONEYCOMB_PREFIX = "/1/markers/"
+PAGERDUTY_PATH = "/v2/change/enqueue"
+GRAFANA_PATH = "/api/annotations"
+PAGERDUTY_MAX_BODY = 512 * 1024  # PagerDuty's own limit on an event
+
+
+def covered(path: str) -> bool:
+    """The routes that need a token."""
+    return path.startswith(("/v1/", "/api/v2/", HONEYCOMB_PREFIX, GRAFANA_PATH + "/")) or path in (
+        GRAFANA_PATH,
+        PAGERDUTY_PATH,
+    )
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1").strip()
+    return None
+
+
+def _honeycomb(scope: Scope) -> bytes:
+    team = _header(scope, b"x-honeycomb-team")
+    if team:
+        return hash_token(team)
+    if _header(scope, b"authorization"):
+        return _digest(scope)
+    raise BeaconError(
+        "missing_token", "No API token was provided. Send it as `X-Honeycomb-Team: <token>`, where the API key goes."
+    )
+
+
+async def _pagerduty(receive: Receive) -> tuple[bytes, Receive]:
+    """The token in the body's `routing_key`, and a `receive` that hands the body on to the handler."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > PAGERDUTY_MAX_BODY:
+            raise BeaconError("payload_too_large", f"The event is over {PAGERDUTY_MAX_BODY // 1024} KiB.")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    try:
+        key = msgspec.json.decode(body).get("routing_key") if body else None
+    except (msgspec.DecodeError, AttributeError):
+        raise BeaconError("invalid_json", "The event is not a JSON object.") from None
+    if not isinstance(key, str) or not key.strip():
+        raise BeaconError(
+            "missing_token",
+            "'routing_key' is missing or blank: put the Beacon API token where the integration key goes.",
+        )
+    handed = False
+
+    async def replay() -> ReceiveMessage:
+        nonlocal handed
+        if not handed:
+            handed = True
+            return HTTPRequestEvent(type="http.request", body=body, more_body=False)
+        return await receive()
+
+    return hash_token(key.strip()), replay
+
+
+async def credential(scope: Scope, receive: Receive) -> tuple[bytes, Receive]:
+    """The hash of the token the request carries, where its client sends it (see the module's docstring)."""
+    path = scope["path"]
+    if path.startswith(HONEYCOMB_PREFIX):
+        return _honeycomb(scope), receive
+    if path == PAGERDUTY_PATH:
+        return await _pagerduty(receive)
+    return _digest(scope), receive
+
+
 class _CheckBeside:
     """The token check of a request whose work runs before it has passed (app/known_tokens.py). `gate` holds
     the response back until the check has passed, and answers 401 in its place when it fails, whatever the
@@ -274,10 +359,10 @@ class AuthMiddleware(ASGIMiddleware):
     scopes = ("http",)  # type: ignore[assignment]
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        if not scope["path"].startswith(("/v1/", "/api/v2/")):
+        if not covered(scope["path"]):
             await next_app(scope, receive, send)
             return
-        digest = _digest(scope)
+        digest, receive = await credential(scope, receive)
         app_state = scope["app"].state
         known: KnownTokens = app_state.known_tokens
         handler = scope.get("route_handler")

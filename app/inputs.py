@@ -16,7 +16,8 @@ takes one.
 
 Invalid UTF-8 in the path or the query string needs nothing here: the server and Litestar decode those with
 replacement characters. Lone surrogates cannot arrive either: msgspec refuses `"\\ud800"` as malformed JSON.
-The ingest route reads its own body (NUL and invalid UTF-8 fail one event there) and is not checked here.
+The ingest route reads its own body (NUL and invalid UTF-8 fail one event there) and is not checked here; the
+deploy tools' routes read theirs too and check it with `check_json_body` (app/deploymarkers/common.py).
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ def _check_form_body(body: bytes) -> None:
             raise BeaconError(
                 "invalid_field", f"`{name}` contains a NUL character (U+0000), which is not allowed.", param=name
             )
+
+
+def check_json_body(body: bytes) -> None:
+    """400 for a JSON body that is not UTF-8 or holds a NUL (for routes that read their body themselves)."""
+    _check_json_body(body)
 
 
 def _check_json_body(body: bytes) -> None:

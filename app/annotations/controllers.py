@@ -10,6 +10,7 @@ from app.annotations import service
 from app.annotations.schemas import AnnotationCreate, AnnotationOut, AnnotationUpdate
 from app.auth import principal
 from app.pagination import CursorCodec, Limit, ListEnvelope
+from app.routing.matchers import check_matchers
 from app.timeparams import parse_time_param
 
 READ = {"scope": "annotations:read"}
@@ -31,7 +32,11 @@ class AnnotationController(Controller):
         db: AsyncSession,
         codec: CursorCodec,
         datasets: Annotated[
-            list[str] | None, Parameter(description="Dataset names, comma-separated or repeated: any of them.")
+            list[str] | None,
+            Parameter(
+                description="Dataset names, comma-separated or repeated: any of them (and the environment-wide "
+                "annotations, on every chart); `*`: only the environment-wide ones."
+            ),
         ] = None,
         start_time: Annotated[
             str | None,
@@ -39,6 +44,10 @@ class AnnotationController(Controller):
         ] = None,
         end_time: Annotated[str | None, Parameter(description="RFC 3339 or relative to now (`now`).")] = None,
         type_: Annotated[str | None, QueryParameter(name="type", description="Only this type.")] = None,
+        filters: Annotated[
+            list[str] | None,
+            QueryParameter(name="filter", description='A label matcher such as service="checkout"; all must hold.'),
+        ] = None,
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[AnnotationOut]:
@@ -53,6 +62,7 @@ class AnnotationController(Controller):
             limit=limit,
             cursor=cursor,
             range_as_given=(start_time, end_time),
+            matchers=check_matchers(list(filters or ()), "filter", code="invalid_parameter"),
         )
 
     @get("/{annotation_id:str}", opt=READ)

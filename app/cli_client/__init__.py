@@ -31,6 +31,7 @@ from app.cli_client.notifiers import notifiers
 @click.option("--end-time", help="RFC 3339 or relative; draws a span from --time to --end-time.")
 @click.option("--url", "link", help="Link opened from the marker (e.g. the CI job or release).")
 @click.option("--description", help="Longer text.")
+@click.option("--label", "labels", multiple=True, help="name=value; repeat. Alerts that carry them are told of it.")
 @click.option("--strict", is_flag=True, help="Refuse (exit 1, nothing created) when a dataset does not exist.")
 @_server_option("--server")
 @_token_option
@@ -42,21 +43,35 @@ def annotate(
     end_time: str | None,
     link: str | None,
     description: str | None,
+    labels: tuple[str, ...],
     strict: bool,
     url: str,
     token: str | None,
 ) -> None:
-    """Mark a deploy (or anything) on datasets' charts; prints the annotation id.
+    """Mark a deploy (or anything) on datasets' charts (`--dataset '*'`: every chart); prints the annotation id.
 
     A dataset that does not exist (yet) gets a warning on stderr; with --strict nothing is created."""
     from app.cli_client.annotating import check_datasets
     from app.cli_client.times import absolute
 
     start, end = absolute(time_, "--time"), absolute(end_time, "--end-time")
+    label_map: dict[str, str] = {}
+    for text in labels:  # the service checks the names and values
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{text!r} is not name=value", param_hint="--label")
+        label_map[name.strip()] = value.strip()
     with reporting(url), make_client(url, token) as client:
-        check_datasets(client, datasets, strict=strict)
+        check_datasets(client, [d for d in datasets if d != "*"], strict=strict)
         ann = client.create_annotation(
-            type_, title, list(datasets), time=start, end_time=end, url=link, description=description
+            type_,
+            title,
+            list(datasets),
+            time=start,
+            end_time=end,
+            url=link,
+            description=description,
+            labels=label_map or None,
         )
     click.echo(ann.id)
 

@@ -119,6 +119,9 @@ class Annotation(Resource, kw_only=True):
     url: str | None = None
     description: str | None = None
     created_at: datetime | None = None
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
+    origin: str | None = None
+    silence_id: str | None = None
 
 
 class Notifier(Resource, kw_only=True):

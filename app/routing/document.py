@@ -16,6 +16,8 @@ DEFAULT_GROUP_INTERVAL = 300
 DEFAULT_REPEAT_INTERVAL = 14_400
 DEFAULT_RESOLVE_TIMEOUT = 300  # Alertmanager's global.resolve_timeout
 MAX_TIMER_SECONDS = 30 * 86_400
+DEFAULT_CHANGES_WINDOW = 3_600  # how far before an alert a change is told of (app/annotations/changes.py)
+MAX_CHANGES_WINDOW = 7 * 86_400
 MAX_ROUTES = 2_000
 
 
@@ -30,6 +32,8 @@ class Route(Doc):
     group_wait_seconds: Seconds | None = None
     group_interval_seconds: Seconds | None = None
     repeat_interval_seconds: Seconds | None = None
+    # How far before the first alert of a notification its "Recent changes" reach (0: none); inherited.
+    changes_window_seconds: Seconds | None = None
     continue_: bool = msgspec.field(default=False, name="continue")
     mute_time_intervals: Names = msgspec.field(default_factory=list)
     active_time_intervals: Names = msgspec.field(default_factory=list)

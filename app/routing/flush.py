@@ -18,10 +18,12 @@ import asyncpg
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import ROUTED_GROUP_AUDIENCE, monitor_message_audience
+from app.annotations.changes import Wanted, related_changes_many
 from app.deliveries.service import Queued, enqueue_many
 from app.routing.env import RoutingEnv
-from app.routing.messages import EventInfo, Member, MonitorFacts, MonitorInfo, event_for
-from app.routing.pipeline import LogEntry, Outcome, Reason, Receiver, flush_group, next_flush
+from app.routing.messages import EventInfo, Member, MonitorFacts, MonitorInfo, concerned, event_for
+from app.routing.pipeline import LogEntry, Notification, Reason, Receiver, flush_group, next_flush
 from app.routing.routes import Routes, monitor_route
 from app.routing.suppression import Suppressor
 from app.routing.tree import Route
@@ -242,13 +244,16 @@ async def flush_batch(
     receivers = await _receivers(conn, groups)
     facts = await _monitor_facts(conn, groups, members)
     writes, flushed = _Writes(), Flushed(groups=len(groups))
-    queued: list[Queued] = []
+    sends: list[_Send] = []
     for group in groups:
         key = group["key"]
         route = _route_of(group, routes)
         at = min(group["next_flush_at"], now)
         outcome = flush_group(suppressor, routes, route, members[key], logs[key], receivers, now, at)
-        _queue(env, group, outcome, facts.get(key), now, queued, flushed)
+        for n in outcome.notifications:
+            if n.send:
+                sends.append(_Send(group, route, n, facts.get(key)))
+                flushed.sent.append((key, n.notifier_id, n.reason))
         writes.logs.extend((key, n, f, r, at) for n, f, r in outcome.log)
         writes.gone.extend((key, fp) for fp in outcome.gone)
         if outcome.closed:
@@ -256,6 +261,7 @@ async def flush_batch(
         else:
             flushed_now = not outcome.muted_by
             writes.next.append((key, next_flush(route, group["next_flush_at"], now, at, outcome), flushed_now))
+    queued = await _messages(conn, env, sends, now)
     ids = await enqueue_many(conn, env.delivery, queued)
     # A monitor's own message is listed in the history of the monitor event it reports.
     writes.event_deliveries = [(q.monitor_event_id, i) for q, i in zip(queued, ids, strict=True) if q.monitor_event_id]
@@ -264,29 +270,32 @@ async def flush_batch(
     return flushed
 
 
-def _queue(
-    env: RoutingEnv,
-    group: Mapping[str, Any],
-    outcome: Outcome,
-    facts: MonitorFacts | None,
-    now: datetime,
-    queued: list[Queued],
-    flushed: Flushed,
-) -> None:
-    """The messages of one flush: one per notification that sends."""
-    key = group["key"]
-    for n in outcome.notifications:
-        if not n.send:
-            continue
+@dataclass(frozen=True)
+class _Send:
+    """A notification the flush sends: its group, route, what it lists, and its monitor when the group is one."""
+
+    group: Mapping[str, Any]
+    route: Route
+    notification: Notification
+    facts: MonitorFacts | None
+
+
+async def _messages(conn: asyncpg.Connection, env: RoutingEnv, sends: Sequence[_Send], now: datetime) -> list[Queued]:
+    """The messages of a batch's notifications, with what changed before each (one lookup for them all)."""
+    found = await related_changes_many(conn, [_wanted(s) for s in sends], now=now) if sends else []
+    queued = []
+    for s, changes in zip(sends, found, strict=True):
+        group, n = s.group, s.notification
         event = event_for(
-            key=key,
+            key=group["key"],
             reason=n.reason,
             group_labels=group["labels"],
             firing=n.firing,
             resolved=n.resolved,
             now=now,
             link=env.link,
-            monitor=facts,
+            monitor=s.facts,
+            changes=changes,
         )
         listed = [*n.firing, *n.resolved]
         queued.append(
@@ -294,10 +303,20 @@ def _queue(
                 notifier_id=n.notifier_id,
                 event=event,
                 monitor_id=group["monitor_id"],
-                monitor_event_id=event.monitor_event_id if facts is not None else None,
-                alert_group_key=key,
+                monitor_event_id=event.monitor_event_id if s.facts is not None else None,
+                alert_group_key=group["key"],
                 alert_group_reason=n.reason,
                 monitor_ids=sorted({a.monitor_id for a in listed if a.monitor_id}) or None,
             )
         )
-        flushed.sent.append((key, n.notifier_id, n.reason))
+    return queued
+
+
+def _wanted(send: _Send) -> Wanted:
+    """What a message may say changed (app/access.py): a routed group's tells its route's window of every dataset;
+    a monitor's own, what a token limited to its dataset sees, over the windows of the routes its labels take."""
+    n, alerts = send.notification, concerned(send.notification.firing, send.notification.resolved)
+    if send.facts is None:
+        return Wanted(alerts, send.route.changes_window_seconds, ROUTED_GROUP_AUDIENCE)
+    dataset = next((a.labels.get("dataset") for a in (*n.firing, *n.resolved)), None) or ""
+    return Wanted(alerts, None, monitor_message_audience(dataset))

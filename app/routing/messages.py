@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+import msgspec
+
 from adapters.base import AlertGroup, Event, GroupAlert
+from app.annotations.changes import NONE, Changes, Concerned
 from app.timefmt import iso_ms, iso_ms_or_none
 
 
@@ -96,10 +99,13 @@ def event_for(
     now: datetime,
     link: str | None,
     monitor: MonitorFacts | None,
+    changes: Changes = NONE,
 ) -> Event:
-    """The Event of one notification: a monitor's own message (`monitor` given), else the group's."""
+    """The Event of one notification: a monitor's own message (`monitor` given), else the group's; `changes`:
+    what changed before it (app/annotations/changes.py, looked up for a whole flush at once)."""
     if monitor is not None:  # a monitor's own group: one alert
-        return monitor_message(monitor, [*firing, *resolved][0], firing=bool(firing), link=link, now=now)
+        event = monitor_message(monitor, [*firing, *resolved][0], firing=bool(firing), link=link, now=now)
+        return msgspec.structs.replace(event, changes=changes.listed, more_changes=changes.more)
     return group_event(
         key=key,
         reason=reason,
@@ -107,6 +113,7 @@ def event_for(
         alerts=[*(alert_item(a, firing=True) for a in firing), *(alert_item(a, firing=False) for a in resolved)],
         now=now,
         link=link,
+        changes=changes,
     )
 
 
@@ -156,6 +163,15 @@ def alert_item(row: Member, firing: bool) -> GroupAlert:
     )
 
 
+def concerned(firing: Sequence[Member], resolved: Sequence[Member]) -> list[Concerned]:
+    """The alerts a message lists (those that fire, and the resolved ones it tells of), as the change lookup
+    takes them."""
+    return [
+        *(Concerned(a.labels, a.starts_at, True) for a in firing),
+        *(Concerned(a.labels, a.starts_at, False) for a in resolved),
+    ]
+
+
 def group_event(
     *,
     key: str,
@@ -164,6 +180,7 @@ def group_event(
     alerts: Sequence[GroupAlert],
     now: datetime,
     link: str | None,
+    changes: Changes = NONE,
 ) -> Event:
     def order(a: GroupAlert) -> tuple[str, list[tuple[str, str]]]:
         return a.starts_at, sorted(a.labels.items())
@@ -190,4 +207,6 @@ def group_event(
             common_annotations=_common([a.annotations for a in ordered]),
             alerts=ordered,
         ),
+        changes=changes.listed,
+        more_changes=changes.more,
     )

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from adapters.base import RecentChange
 from app.schemas import AwareDatetime, RequestBody
 
 MAX_ALERTS_PER_POST = 10_000
@@ -45,6 +46,10 @@ class AlertOut(msgspec.Struct, kw_only=True):
     inhibited_by: list[str]
     muted_by: list[str]
     generator_url: str | None
+    # What changed before it (related annotations, newest first, at most 5) and how many more: in the answer
+    # about one alert, not in lists.
+    changes: list[RecentChange] | UnsetType = UNSET
+    more_changes: int | UnsetType = UNSET
 
 
 class AlertsReceived(msgspec.Struct, kw_only=True):
@@ -63,6 +68,9 @@ class AlertGroupOut(msgspec.Struct, kw_only=True):
     notifier_ids: list[str]
     muted_by: list[str]
     alerts: list[AlertOut]
+    changes_window_seconds: int = 0
+    changes: list[RecentChange] = msgspec.field(default_factory=list)  # what its message would say changed
+    more_changes: int = 0
 
 
 class SilenceCreate(RequestBody):
@@ -108,6 +116,7 @@ class RouteMatch(msgspec.Struct, kw_only=True):
     group_interval_seconds: int  # 0: a monitor's own route (a change is sent at once)
     repeat_interval_seconds: int | None  # None: never (a monitor's own route without a repeat interval)
     muted_by: list[str]
+    changes_window_seconds: int = 0
 
 
 class RoutingTestOut(msgspec.Struct, kw_only=True):
@@ -121,6 +130,9 @@ class RoutingTestOut(msgspec.Struct, kw_only=True):
     silenced: bool
     inhibited: bool
     muted: bool  # every route it takes is muted now
+    # What its messages would say changed, if it fired now (over the longest window of its routes).
+    changes: list[RecentChange] = msgspec.field(default_factory=list)
+    more_changes: int = 0
 
 
 class RoutingStatus(msgspec.Struct, kw_only=True):

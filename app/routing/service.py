@@ -13,7 +13,8 @@ from datetime import datetime
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import admits_datasets, alert_clause, require_unlimited
+from app.access import admits_datasets, alert_clause, changes_audience, require_unlimited, shows_changes
+from app.annotations.changes import Concerned, Wanted, related_changes, related_changes_many
 from app.auth import Principal
 from app.db.engine import driver_connection
 from app.errors import BeaconError, check_choice, not_found
@@ -150,10 +151,24 @@ async def all_alerts(session: AsyncSession, env: RoutingEnv, who: Principal, flt
 
 
 async def get_alert(session: AsyncSession, env: RoutingEnv, who: Principal, fp: str) -> AlertOut:
-    found = await views.one(await driver_connection(session), who, await suppressor(session, env.now(), who), fp)
+    """The alert, with what changed before it (as `who` may see it) over the longest window of its routes."""
+    conn = await driver_connection(session)
+    sup = await suppressor(session, env.now(), who)
+    found = await views.one(conn, who, sup, fp)
     if found is None:
         raise not_found("alert", fp)
+    window = max((r.changes_window_seconds for r in sup.tree.match(found.labels)), default=0)
+    if not shows_changes(who):
+        window = 0
+    changes = await related_changes(
+        conn, [_concerned(found)], now=sup.now, window_seconds=window, audience=changes_audience(who)
+    )
+    found.changes, found.more_changes = changes.listed, changes.more
     return found
+
+
+def _concerned(alert: AlertOut) -> Concerned:
+    return Concerned(alert.labels, datetime.fromisoformat(alert.starts_at), alert.state != "resolved")
 
 
 async def alert_names(session: AsyncSession, who: Principal, fingerprints: Iterable[str]) -> dict[str, str]:
@@ -163,8 +178,17 @@ async def alert_names(session: AsyncSession, who: Principal, fingerprints: Itera
 async def alert_groups(
     session: AsyncSession, env: RoutingEnv, who: Principal, flt: views.AlertFilter
 ) -> list[AlertGroupOut]:
+    """The groups, each with what its message would say changed (as `who` may see it): one statement for all."""
     sup = await suppressor(session, env.now(), who)
-    return await views.groups(await driver_connection(session), who, sup, flt)
+    conn = await driver_connection(session)
+    found = await views.groups(conn, who, sup, flt)
+    shown, audience = shows_changes(who), changes_audience(who)
+    requests = [
+        Wanted([_concerned(a) for a in g.alerts] if shown else [], g.changes_window_seconds, audience) for g in found
+    ]
+    for group, changes in zip(found, await related_changes_many(conn, requests, now=sup.now), strict=True):
+        group.changes, group.more_changes = changes.listed, changes.more
+    return found
 
 
 async def stored_routing(session: AsyncSession) -> config.Stored:
@@ -189,7 +213,17 @@ async def test_routing(
 ) -> RoutingTestOut:
     """What the tree would do with `labels` now (under `sup` when the caller has built one already)."""
     checked = check_labels(labels, "labels", required=True)
-    return views.test_labels(sup or await suppressor(session, env.now(), who), checked)
+    sup = sup or await suppressor(session, env.now(), who)
+    found = views.test_labels(sup, checked)
+    changes = await related_changes(
+        await driver_connection(session),
+        [Concerned(checked, sup.now)],
+        now=sup.now,
+        window_seconds=max((r.changes_window_seconds for r in found.routes), default=0) if shows_changes(who) else 0,
+        audience=changes_audience(who),
+    )
+    found.changes, found.more_changes = changes.listed, changes.more
+    return found
 
 
 async def status(session: AsyncSession, env: RoutingEnv, who: Principal) -> RoutingStatus:

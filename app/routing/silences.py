@@ -44,15 +44,16 @@ def to_out(s: Silence, now: datetime) -> SilenceOut:
     )
 
 
-def _matchers(texts: list[str]) -> list[Matcher]:
+def checked_matchers(texts: list[str], param: str = "matchers") -> list[Matcher]:
+    """A silence's matchers (a 400 naming `param` when they are bad, or would match every alert)."""
     if not texts:
-        raise BeaconError("invalid_field", "A silence needs at least one matcher.", param="matchers")
-    found = check_matchers(texts, "matchers")
+        raise BeaconError("invalid_field", "A silence needs at least one matcher.", param=param)
+    found = check_matchers(texts, param)
     if all(m.matches({}) for m in found):
         raise BeaconError(
             "invalid_field",
             "At least one matcher must not match an empty label value, or the silence would match every alert.",
-            param="matchers",
+            param=param,
         )
     return found
 
@@ -70,7 +71,7 @@ async def create(
     """A new silence; `replacing` (locked by the caller) is expired in the same transaction, once the new one
     has passed every check, so a refused replacement leaves the old silence as it was."""
     require_unlimited(who, "silences")
-    matchers = _matchers(data.matchers)
+    matchers = checked_matchers(data.matchers)
     starts_at = max(to_ms(data.starts_at), now) if data.starts_at else now
     ends_at = to_ms(data.ends_at)
     _check_times(starts_at, ends_at, now)
@@ -178,7 +179,7 @@ async def update(
     if state == "expired":
         raise _expired()
     if data.matchers is not UNSET:
-        silence.matchers = [str(m) for m in _matchers(data.matchers)]
+        silence.matchers = [str(m) for m in checked_matchers(data.matchers)]
     if data.comment is not UNSET:
         silence.comment = data.comment
     if data.starts_at is not UNSET:
@@ -224,6 +225,11 @@ async def extend(session: AsyncSession, who: Principal, silence_id: str, by: tim
 
 def _expired() -> BeaconError:
     return BeaconError("conflict", "This silence has expired; create a new one instead.")
+
+
+def end(silence: Silence, now: datetime) -> None:
+    """End the silence now (kept, as expired); one already expired is left as it is."""
+    _end(silence, now)
 
 
 def _end(silence: Silence, now: datetime) -> None:

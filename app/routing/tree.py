@@ -3,7 +3,8 @@ and compiled for matching.
 
 An alert enters at the root and goes depth-first to the first child whose matchers all hold; a child with
 `continue: true` lets it try the next siblings too. A node that no child takes handles the alert itself.
-A child that does not set `notifier_ids`, `group_by` or a timer inherits its parent's (Alertmanager's rules).
+A child that does not set `notifier_ids`, `group_by`, a timer or `changes_window_seconds` inherits its parent's
+(Alertmanager's rules).
 A route is known by a key built from its matchers' path (`{}/{team="payments"}`), so inserting a sibling does
 not rename the groups of the others.
 """
@@ -54,6 +55,7 @@ class Route:
     active_time_intervals: tuple[str, ...]
     routes: tuple[Route, ...] = ()
     monitor_id: str | None = None  # the implicit route of a monitor that names its own notifiers (routes.py)
+    changes_window_seconds: int = d.DEFAULT_CHANGES_WINDOW
 
     def match(self, labels: Mapping[str, str]) -> list[Route]:
         """The routes that handle an alert with these labels (Alertmanager's Route.Match)."""
@@ -161,6 +163,14 @@ class _Compiler:
                 raise _bad(f"{path}.{name}", f"`{name}` must be between {minimum} and {d.MAX_TIMER_SECONDS}.")
             inherited = getattr(parent, name) if parent else default
             timers[name] = value if value is not None else inherited
+        window = raw.changes_window_seconds
+        if window is not None and not 0 <= window <= d.MAX_CHANGES_WINDOW:
+            raise _bad(
+                f"{path}.changes_window_seconds",
+                f"`changes_window_seconds` must be between 0 and {d.MAX_CHANGES_WINDOW}.",
+            )
+        if window is None:
+            window = parent.changes_window_seconds if parent else d.DEFAULT_CHANGES_WINDOW
         for kind in ("mute_time_intervals", "active_time_intervals"):
             for i, name in enumerate(getattr(raw, kind)):
                 if name not in self.intervals:
@@ -181,6 +191,7 @@ class _Compiler:
             group_wait_seconds=timers["group_wait_seconds"],
             group_interval_seconds=timers["group_interval_seconds"],
             repeat_interval_seconds=timers["repeat_interval_seconds"],
+            changes_window_seconds=window,
         )
         children = []
         seen: dict[str, int] = {}

@@ -144,6 +144,7 @@ async def groups(
                     notifier_ids=list(route.notifier_ids),
                     muted_by=suppressor.routes.muted_by(route, out.labels, suppressor.now),
                     alerts=[],
+                    changes_window_seconds=route.changes_window_seconds,
                 )
             group.alerts.append(out)
     return sorted(found.values(), key=lambda g: g.group_key)
@@ -165,6 +166,7 @@ def test_labels(suppressor: Suppressor, labels: Labels) -> RoutingTestOut:
             group_interval_seconds=r.group_interval_seconds,
             repeat_interval_seconds=r.repeat_interval_seconds,
             muted_by=suppressor.routes.muted_by(r, labels, suppressor.now),
+            changes_window_seconds=r.changes_window_seconds,
         )
         for r in routes
     ]

@@ -50,6 +50,9 @@ class Annotation:
     time: datetime
     end_time: datetime | None = None
     url: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    silence_id: str | None = None  # a rollout's silence, held while its span lasts
+    environment_wide: bool = False
 
 
 @dataclass(frozen=True)

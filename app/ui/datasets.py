@@ -107,6 +107,8 @@ async def dataset_page(
         view=view,
         query_chart=query_chart,
         query_error=data.query_error,
+        can_annotate=who.has_scope("annotations:write"),
+        now=utcnow(),
     )
     timer.mark("render")
     response.headers.update(timer.header())

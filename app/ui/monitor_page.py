@@ -14,7 +14,10 @@ from datetime import datetime
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import changes_audience, shows_changes
+from app.annotations.changes import Changes, Concerned, related_changes
 from app.auth import Principal
+from app.db.engine import driver_connection
 from app.deliveries import service as deliveries
 from app.deliveries.schemas import DeliveryOut
 from app.errors import BeaconError
@@ -29,7 +32,7 @@ from app.ui.charts import Annotation, Chart, Series, time_chart
 from app.ui.monitor_values import ValueSeries, value_series
 from app.ui.names import notifier_names
 from app.ui.ranges import TimeRange
-from app.ui.service import event_label, monitor_timeline, parse_time
+from app.ui.service import dataset_annotations, event_label, monitor_timeline, parse_time
 from app.ui.timeline import Timeline
 
 RECENT_DELIVERIES = 20
@@ -47,6 +50,7 @@ class MonitorPage:
     notifier_names: dict[str, str]
     routing: RoutingTestOut | None  # the routes a monitor without notifiers of its own takes
     routing_error: str | None
+    changes: Changes | None  # what changed before its alert (or before now); None: no `annotations:read`
 
 
 async def monitor_page(
@@ -77,6 +81,19 @@ async def monitor_page(
         for e in found.data
         if e.kind != "matched"
     ]
+    recent: Changes | None = None
+    if shows_changes(who):
+        # Its dataset's annotations on the value chart too (deploys beside the line), and what changed before
+        # its alert, as its messages say it.
+        marks, _ = await dataset_annotations(session, codec, who, m.dataset, rng.start, rng.end, monitor_markers=False)
+        changes += marks
+        recent = await related_changes(
+            await driver_connection(session),
+            [Concerned(alerting.labels_of(row, {}))],
+            now=now,
+            window_seconds=None,
+            audience=changes_audience(who),
+        )
     chart = time_chart(
         [series],
         # A range holding more windows than a chart draws is drawn from its first window drawn, not as a sliver.
@@ -105,4 +122,6 @@ async def monitor_page(
     ids = set(m.notifier_ids) | {d.notifier_id for d in sent or ()}
     ids |= {n for r in (routes.routes if routes else ()) for n in r.notifier_ids}
     names = await notifier_names(session, who, ids)
-    return MonitorPage(m, timeline, found.data, found.has_more, chart, values, sent, names, routes, routing_error)
+    return MonitorPage(
+        m, timeline, found.data, found.has_more, chart, values, sent, names, routes, routing_error, recent
+    )

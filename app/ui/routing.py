@@ -22,7 +22,7 @@ from app.ui.names import notifier_names
 from app.ui.render import signed_page
 from app.ui.session import signed_in
 
-INHERITABLE = ("notifier_ids", "group_by", *TIMERS)
+INHERITABLE = ("notifier_ids", "group_by", *TIMERS, "changes_window_seconds")
 
 
 @dataclass
@@ -44,6 +44,8 @@ def route_views(sup: Suppressor) -> RouteView:
 
 
 def duration(seconds: int) -> str:
+    if seconds == 0:
+        return "0s"
     for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
         if seconds >= size and seconds % size == 0:
             return f"{seconds // size}{unit}"

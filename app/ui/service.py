@@ -108,10 +108,18 @@ def _number(value: Any) -> float | None:
 
 
 async def dataset_annotations(
-    session: AsyncSession, codec: CursorCodec, who: Principal, dataset: str, start: datetime, end: datetime
+    session: AsyncSession,
+    codec: CursorCodec,
+    who: Principal,
+    dataset: str,
+    start: datetime,
+    end: datetime,
+    *,
+    monitor_markers: bool = True,
 ) -> tuple[list[Annotation], bool]:
-    """Every annotation of `dataset` that `who` may see overlapping [start, end), and whether there were more
-    than we show."""
+    """Every annotation of `dataset` that `who` may see overlapping [start, end) (environment-wide ones too: they
+    are on every chart), and whether there were more than we show. `monitor_markers=False` leaves Beacon's own
+    monitor state-change markers out (a monitor's page draws its own changes from its history)."""
     found: list[Annotation] = []
     cursor: str | None = None
     for _ in range(MAX_ANNOTATION_PAGES):
@@ -127,6 +135,8 @@ async def dataset_annotations(
             cursor=cursor,
         )
         for a in page.data:
+            if not monitor_markers and a.origin == "monitor":
+                continue
             found.append(
                 Annotation(
                     id=a.id,
@@ -135,6 +145,9 @@ async def dataset_annotations(
                     time=parse_time(a.time),
                     end_time=parse_time(a.end_time) if a.end_time else None,
                     url=a.url,
+                    labels=a.labels,
+                    silence_id=a.silence_id,
+                    environment_wide=a.datasets == ["*"],
                 )
             )
         if not page.has_more:

@@ -18,10 +18,11 @@ def create_annotation(
     end_time: TimeArg | None = None,
     url: str | None = None,
     description: str | None = None,
+    labels: dict[str, str] | None = None,
 ) -> Call[Annotation]:
-    """Mark a moment (or a span, with `end_time`) on the charts of `datasets` (one name or several);
-    `time` defaults to now."""
-    optional = {"time": time, "end_time": end_time, "url": url, "description": description}
+    """Mark a moment (or a span, with `end_time`) on the charts of `datasets` (one name or several; `"*"`: every
+    chart); `time` defaults to now; `labels` tie it to the alerts that carry them (their messages tell of it)."""
+    optional = {"time": time, "end_time": end_time, "url": url, "description": description, "labels": labels}
     return json_call(
         "POST",
         "/v1/annotations",
@@ -63,6 +64,7 @@ def update_annotation(
     end_time: TimeArg | UnsetType | None = msgspec.UNSET,
     url: str | UnsetType | None = msgspec.UNSET,
     description: str | UnsetType | None = msgspec.UNSET,
+    labels: dict[str, str] | UnsetType = msgspec.UNSET,
 ) -> Call[Annotation]:
     """Change only the fields given (None clears an optional one)."""
     return json_call(
@@ -76,6 +78,7 @@ def update_annotation(
         end_time=end_time,
         url=url,
         description=description,
+        labels=labels,
     )
 
 

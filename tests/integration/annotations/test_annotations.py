@@ -36,7 +36,11 @@ async def test_create_minimal_echoes_nulls_and_defaults_time_to_now(client, auth
         "end_time",
         "url",
         "created_at",
+        "labels",
+        "origin",
+        "silence_id",
     }
+    assert body["labels"] == {} and body["origin"] == "api" and body["silence_id"] is None
     assert body["object"] == "annotation"
     assert re.fullmatch(r"ann_[0-9a-f]+", body["id"])
     assert body["type"] == "deploy" and body["title"] == "v1.2.3" and body["datasets"] == ["web-logs"]

@@ -33,6 +33,20 @@ def test_one_line_in_a_ci_job(served):
     assert ann.end_time == datetime(2026, 11, 21, 8, 5, tzinfo=UTC)
 
 
+def test_labels_and_an_environment_wide_marker(served):
+    done = served.beacon(
+        "annotate", "--type", "deploy", "--title", "checkout 1.4.2", "--dataset", "*",
+        "--label", "service=checkout", "--label", "env=prod",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # "*" is not a dataset to check
+    with served.client() as beacon:
+        ann = beacon.get_annotation(done.stdout.strip())
+    assert ann.datasets == ["*"] and ann.labels == {"env": "prod", "service": "checkout"}
+    bad = served.beacon("annotate", "--type", "deploy", "--title", "x", "--dataset", "web", "--label", "nolabel")
+    assert bad.returncode != 0 and "name=value" in bad.stderr
+
+
 def test_server_and_token_as_options(served):
     done = served.beacon(
         "annotate", "--type", "incident", "--title", "db down", "--dataset", "db",

@@ -60,6 +60,8 @@ async def test_merge_rules_and_the_representation(h):
         "inhibited_by": [],
         "muted_by": [],
         "generator_url": None,
+        "changes": [],
+        "more_changes": 0,
     }  # starts_at kept while it fires; annotations and the rest are the latest post's
     h.clock.advance(600)  # resolved by the timeout meanwhile; a post now starts a new firing
     assert (await h.client.get(f"/v1/alerts/{fp}", headers=h.auth)).json()["state"] == "resolved"

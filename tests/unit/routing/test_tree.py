@@ -162,3 +162,20 @@ def test_inhibition_with_equal_and_never_itself():
     assert inhibitor.inhibited_by("flap-1", {"kind": "flappy"}) == []
     lone = Inhibitor(rules, [("w", {"severity": "warning", "cluster": "eu"})])
     assert lone.inhibited_by("w", {"severity": "warning", "cluster": "eu"}) == []
+
+
+def test_changes_window_is_inherited_like_the_timers():
+    doc = msgspec.json.decode(msgspec.json.encode(DOC))
+    doc["route"]["routes"][1]["changes_window_seconds"] = 600
+    doc["route"]["routes"][2]["changes_window_seconds"] = 0
+    t = tree(doc)
+    assert t.root.changes_window_seconds == 3600  # the default at the root
+    assert t.match({"team": "payments", "severity": "page"})[0].changes_window_seconds == 3600  # from the root
+    assert t.match({"team": "payments", "env": "staging"})[0].changes_window_seconds == 600  # from its parent
+    assert t.match({"team": "web"})[0].changes_window_seconds == 0  # off
+    for bad, param in ((-1, "route.changes_window_seconds"), (7 * 86_400 + 1, "route.changes_window_seconds")):
+        broken = msgspec.json.decode(msgspec.json.encode(DOC))
+        broken["route"]["changes_window_seconds"] = bad
+        with pytest.raises(BeaconError) as info:
+            tree(broken)
+        assert info.value.param == param
