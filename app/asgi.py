@@ -39,6 +39,7 @@ from app.openapi import document_errors, render_plugins
 from app.pagination import CursorCodec
 from app.query.controllers import QueryController
 from app.ratelimit import RateLimiter
+from app.request_bodies import BodyBudget, BodyGuard, BodyLimits
 from app.request_ids import add_response_headers
 from app.request_log import observe
 from app.routing.controllers import AlertController, RoutingController, SilenceController
@@ -146,7 +147,8 @@ def create_app(settings: Settings) -> Litestar:
             "db": Provide(provide_session),
             "codec": Provide(provide_codec, sync_to_thread=False),
         },
-        middleware=[AuthMiddleware()],
+        # BodyGuard first: it times every body out, and counts the bytes held until the request ends.
+        middleware=[BodyGuard(), AuthMiddleware()],
         exception_handlers=exception_handlers(),
         before_request=refuse_unstorable_text,
         before_send=[add_response_headers],
@@ -170,6 +172,12 @@ def create_app(settings: Settings) -> Litestar:
     app.state.settings = settings
     app.state.started_at = utcnow()  # /api/v2/status's uptime
     app.state.rate_limiter = RateLimiter(settings)
+    app.state.body_limits = BodyLimits(
+        idle_seconds=settings.body_idle_timeout_seconds,
+        total_seconds=settings.body_timeout_seconds,
+        buffer_bytes=settings.body_buffer_bytes,
+    )
+    app.state.body_budget = BodyBudget(settings.body_buffer_bytes)
     app.state.known_tokens = KnownTokens()
     app.state.cursor_codec = CursorCodec(settings.secret_key)
     app.state.notifier_env = build_notifier_env(settings)

@@ -88,6 +88,11 @@ class Settings:
     smtp_starttls: bool = True
     smtp_from: str = "beacon@localhost"
     ingest_max_decompressed_bytes: int = 100 * 1024 * 1024
+    # Request bodies (app/request_bodies.py): the longest pause between two pieces, the longest a whole body may
+    # take from the request's start, and the bytes of bodies one process holds at once.
+    body_idle_timeout_seconds: float = 15.0
+    body_timeout_seconds: float = 120.0
+    body_buffer_bytes: int = 256 * 1024 * 1024
     retention_interval_seconds: float = 3600.0
     query_timeout_seconds: float = 30.0  # statement timeout of POST /v1/query and /v1/export
     query_max_rows: int = 50_000  # server maximum of the rows one POST /v1/query returns
@@ -180,6 +185,9 @@ class Settings:
             smtp_starttls=get_bool("SMTP_STARTTLS", True),
             smtp_from=get("SMTP_FROM") or cls.smtp_from,
             ingest_max_decompressed_bytes=get_int("INGEST_MAX_DECOMPRESSED_BYTES", 100 * 1024 * 1024),
+            body_idle_timeout_seconds=get_float("BODY_IDLE_TIMEOUT_SECONDS", cls.body_idle_timeout_seconds),
+            body_timeout_seconds=get_float("BODY_TIMEOUT_SECONDS", cls.body_timeout_seconds),
+            body_buffer_bytes=get_int("BODY_BUFFER_BYTES", cls.body_buffer_bytes),
             retention_interval_seconds=float(get_int("RETENTION_INTERVAL_SECONDS", 3600)),
             query_timeout_seconds=get_float("QUERY_TIMEOUT_SECONDS", cls.query_timeout_seconds),
             query_max_rows=get_int("QUERY_MAX_ROWS", cls.query_max_rows),
