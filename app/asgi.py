@@ -38,6 +38,7 @@ from app.notifiers.service import build_notifier_env
 from app.openapi import document_errors, render_plugins
 from app.pagination import CursorCodec
 from app.query.controllers import QueryController
+from app.query.slots import QuerySlots
 from app.ratelimit import RateLimiter
 from app.request_bodies import BodyBudget, BodyGuard, BodyLimits
 from app.request_ids import add_response_headers
@@ -178,6 +179,7 @@ def create_app(settings: Settings) -> Litestar:
         buffer_bytes=settings.body_buffer_bytes,
     )
     app.state.body_budget = BodyBudget(settings.body_buffer_bytes)
+    app.state.query_slots = QuerySlots(settings.query_concurrency_per_token, settings.query_queue_per_token)
     app.state.known_tokens = KnownTokens()
     app.state.cursor_codec = CursorCodec(settings.secret_key)
     app.state.notifier_env = build_notifier_env(settings)

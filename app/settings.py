@@ -96,6 +96,9 @@ class Settings:
     retention_interval_seconds: float = 3600.0
     query_timeout_seconds: float = 30.0  # statement timeout of POST /v1/query and /v1/export
     query_max_rows: int = 50_000  # server maximum of the rows one POST /v1/query returns
+    # Queries one token runs at once in a process, and how many more wait their turn (app/query/slots.py).
+    query_concurrency_per_token: int = 4
+    query_queue_per_token: int = 8
     # Deliveries: the worker's poll interval, the retry budget and backoff, the timeout of one HTTP send.
     delivery_poll_seconds: float = 2.0
     delivery_max_attempts: int = 10
@@ -191,6 +194,8 @@ class Settings:
             retention_interval_seconds=float(get_int("RETENTION_INTERVAL_SECONDS", 3600)),
             query_timeout_seconds=get_float("QUERY_TIMEOUT_SECONDS", cls.query_timeout_seconds),
             query_max_rows=get_int("QUERY_MAX_ROWS", cls.query_max_rows),
+            query_concurrency_per_token=get_int("QUERY_CONCURRENCY_PER_TOKEN", cls.query_concurrency_per_token),
+            query_queue_per_token=get_int("QUERY_QUEUE_PER_TOKEN", cls.query_queue_per_token),
             delivery_poll_seconds=get_float("DELIVERY_POLL_SECONDS", cls.delivery_poll_seconds),
             delivery_max_attempts=get_int("DELIVERY_MAX_ATTEMPTS", cls.delivery_max_attempts),
             delivery_backoff_seconds=get_float("DELIVERY_BACKOFF_SECONDS", cls.delivery_backoff_seconds),

@@ -62,7 +62,8 @@ async def monitor_detail(
     now = utcnow()
     rng = resolve_range(range_, start or None, end or None, now)
     state = request.app.state
-    data = await monitor_page(db, codec, state.query_pool, state.routing_env, who, monitor_id, rng, now)
+    async with state.query_slots.hold(who.token_id):  # its chart queries: a turn among the token's queries
+        data = await monitor_page(db, codec, state.query_pool, state.routing_env, who, monitor_id, rng, now)
     m = data.monitor
     return signed_page(
         request,

@@ -5,35 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 
 import httpx
 import orjson
-import uvicorn
 from litestar import Litestar
 from litestar.routes import HTTPRoute
 
 from tests.helpers import assert_error
-from tests.servers import free_port
+from tests.servers import serving
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
-
-
-@asynccontextmanager
-async def serving(app: Litestar) -> AsyncIterator[str]:
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.02)
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 30)
 
 
 class Stalled:
