@@ -96,6 +96,9 @@ class Settings:
     retention_interval_seconds: float = 3600.0
     query_timeout_seconds: float = 30.0  # statement timeout of POST /v1/query and /v1/export
     query_max_rows: int = 50_000  # server maximum of the rows one POST /v1/query returns
+    # Columns of one query result (whole events bring one per field), and its values (rows x columns).
+    query_max_columns: int = 1_000
+    query_max_cells: int = 2_000_000
     # Queries one token runs at once in a process, and how many more wait their turn (app/query/slots.py).
     query_concurrency_per_token: int = 4
     query_queue_per_token: int = 8
@@ -194,6 +197,8 @@ class Settings:
             retention_interval_seconds=float(get_int("RETENTION_INTERVAL_SECONDS", 3600)),
             query_timeout_seconds=get_float("QUERY_TIMEOUT_SECONDS", cls.query_timeout_seconds),
             query_max_rows=get_int("QUERY_MAX_ROWS", cls.query_max_rows),
+            query_max_columns=get_int("QUERY_MAX_COLUMNS", cls.query_max_columns),
+            query_max_cells=get_int("QUERY_MAX_CELLS", cls.query_max_cells),
             query_concurrency_per_token=get_int("QUERY_CONCURRENCY_PER_TOKEN", cls.query_concurrency_per_token),
             query_queue_per_token=get_int("QUERY_QUEUE_PER_TOKEN", cls.query_queue_per_token),
             delivery_poll_seconds=get_float("DELIVERY_POLL_SECONDS", cls.delivery_poll_seconds),

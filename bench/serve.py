@@ -27,8 +27,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_beacon(url: str, name: str) -> tuple[subprocess.Popen[str], str, int]:
-    """Start it; returns the process, the admin token and the port (the caller waits for /readyz)."""
+def start_beacon(
+    url: str, name: str, extra_env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str, int]:
+    """Start it (`extra_env`: more BEACON_* settings); returns the process, the admin token and the port (the
+    caller waits for /readyz)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("BEACON_")}
     env.update(
@@ -41,6 +44,7 @@ def start_beacon(url: str, name: str) -> tuple[subprocess.Popen[str], str, int]:
         BEACON_RATE_LIMIT_INGEST="100000",
         BEACON_RATE_LIMIT_READ="100000",
     )
+    env.update(extra_env or {})
     proc = subprocess.Popen(
         [BEACON, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, post
+from litestar import Controller, Request, Response, post
 from litestar.background_tasks import BackgroundTask
 from litestar.response import Stream
 
@@ -30,7 +30,11 @@ class QueryController(Controller):
                 return await service.run_query(state.query_pool, state.settings, who, data)
 
         with state.metrics.timed_query("query"):
-            return await unless_disconnected(request.receive, work())
+            result = await unless_disconnected(request.receive, work())
+        body = await service.encoded(result)  # a big one off the event loop
+        if body is not None:
+            return Response(body, media_type="application/json")  # type: ignore[return-value]
+        return result
 
     @post("/export", status_code=200, media_type="application/x-ndjson")
     async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
