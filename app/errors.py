@@ -107,6 +107,11 @@ ERRORS: dict[str, ErrorKind] = {
     "template_error": ErrorKind(
         500, "api_error", "A message template failed to render; the message names the template and the line."
     ),
+    "view_timeout": ErrorKind(
+        503,
+        "api_error",
+        "A view of every alert with its silences took longer than its time limit and was stopped; narrow it.",
+    ),
     "service_unavailable": ErrorKind(
         503,
         "api_error",

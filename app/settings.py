@@ -120,8 +120,10 @@ class Settings:
     monitor_concurrency: int = 4
     monitor_query_timeout_seconds: float = 10.0
     monitor_match_settle_seconds: float = 5.0
-    # Routing: how often the job places new alerts in their groups and flushes the groups that are due.
+    # Routing: how often the job places new alerts in their groups and flushes the groups that are due; how long
+    # a view of every alert with its silences may take (app/pace.py).
     routing_tick_seconds: float = 1.0
+    alert_view_timeout_seconds: float = 60.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -214,6 +216,7 @@ class Settings:
             monitor_query_timeout_seconds=get_float("MONITOR_QUERY_TIMEOUT_SECONDS", cls.monitor_query_timeout_seconds),
             monitor_match_settle_seconds=get_float("MONITOR_MATCH_SETTLE_SECONDS", cls.monitor_match_settle_seconds),
             routing_tick_seconds=get_float("ROUTING_TICK_SECONDS", cls.routing_tick_seconds),
+            alert_view_timeout_seconds=get_float("ALERT_VIEW_TIMEOUT_SECONDS", cls.alert_view_timeout_seconds),
         )
 
     @property

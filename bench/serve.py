@@ -28,10 +28,10 @@ def free_port() -> int:
 
 
 def start_beacon(
-    url: str, name: str, extra_env: dict[str, str] | None = None
+    url: str, name: str, extra_env: dict[str, str] | None = None, token: str | None = None
 ) -> tuple[subprocess.Popen[str], str, int]:
     """Start it (`extra_env`: more BEACON_* settings); returns the process, the admin token and the port (the
-    caller waits for /readyz)."""
+    caller waits for /readyz). Only the first start on a database prints a token: a later one passes `token`."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("BEACON_")}
     env.update(
@@ -49,7 +49,6 @@ def start_beacon(
         [BEACON, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     assert proc.stdout is not None
-    token = None
     while token is None:  # the first start prints an admin token
         line = proc.stdout.readline()
         if not line:

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.errors import BeaconError
+from app.pace import bounded
 from app.routing import service as routing
 from app.routing.labels import describe
 from app.routing.schemas import ALERT_STATES, AlertGroupOut, AlertOut
@@ -81,8 +82,10 @@ async def alert_list(
         flt = routing.alert_filter(filters, state)
     except BeaconError as exc:  # shown beside the filter: the form keeps what was typed
         error = exc.message
-    else:
-        groups = await routing.alert_groups(db, renv, who, flt)
+    else:  # the work grows with alerts x silences: bounded as the API's view is (app/pace.py)
+        seconds = request.app.state.settings.alert_view_timeout_seconds
+        work = routing.alert_groups(db, renv, who, flt)
+        groups = await bounded(request.receive, work, seconds=seconds, what="The alerts page")
     counts = {s: 0 for s in ALERT_STATES}
     seen: set[str] = set()
     for g in groups:  # an alert that `continue` sends down two routes is in two groups: counted once
