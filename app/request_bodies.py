@@ -105,7 +105,8 @@ class _GuardedReceive:
         if left <= 0:
             raise _timed_out(f"did not arrive within {self._limits.total_seconds:g} s")
         try:
-            message = await asyncio.wait_for(self._receive(), min(self._limits.idle_seconds, left))
+            async with asyncio.timeout(min(self._limits.idle_seconds, left)):  # no task per piece, as wait_for makes
+                message = await self._receive()
         except TimeoutError:
             if left <= self._limits.idle_seconds:
                 raise _timed_out(f"did not arrive within {self._limits.total_seconds:g} s") from None

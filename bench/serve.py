@@ -28,10 +28,15 @@ def free_port() -> int:
 
 
 def start_beacon(
-    url: str, name: str, extra_env: dict[str, str] | None = None, token: str | None = None
+    url: str,
+    name: str,
+    extra_env: dict[str, str] | None = None,
+    token: str | None = None,
+    extra_args: tuple[str, ...] = (),
 ) -> tuple[subprocess.Popen[str], str, int]:
-    """Start it (`extra_env`: more BEACON_* settings); returns the process, the admin token and the port (the
-    caller waits for /readyz). Only the first start on a database prints a token: a later one passes `token`."""
+    """Start it (`extra_env`: more BEACON_* settings, `extra_args`: more `beacon serve` options); returns the
+    process, the admin token and the port (the caller waits for /readyz). Only the first start on a database
+    prints a token: a later one passes `token`."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("BEACON_")}
     env.update(
@@ -46,7 +51,11 @@ def start_beacon(
     )
     env.update(extra_env or {})
     proc = subprocess.Popen(
-        [BEACON, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [BEACON, "serve", "--port", str(port), *extra_args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     assert proc.stdout is not None
     while token is None:  # the first start prints an admin token

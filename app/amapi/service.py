@@ -89,7 +89,7 @@ async def list_alerts(session: AsyncSession, env: RoutingEnv, who: Principal, q:
     names = await notifier_names(session)
     found = []
     async for alert, _ in views.scan(await driver_connection(session), who, sup, flt):
-        receivers = receivers_of(sup.tree.match(alert.labels), names)
+        receivers = receivers_of(sup.routes(alert.labels), names)
         if regex is None or any(regex.fullmatch(r) for r in receivers):
             found.append(gettable_alert(alert, receivers))
     return found
@@ -107,7 +107,7 @@ async def alert_groups(session: AsyncSession, env: RoutingEnv, who: Principal, q
             continue
         alerts = []
         for a in group.alerts:
-            alerts.append(gettable_alert(a, receivers_of(sup.tree.match(a.labels), names)))
+            alerts.append(gettable_alert(a, receivers_of(sup.routes(a.labels), names)))
             await pace.tick()
         found.append(am.AlertGroup(labels=group.labels, receiver=am.Receiver(receiver), alerts=alerts))
     return found

@@ -15,8 +15,9 @@ from datetime import datetime
 from functools import lru_cache
 
 import asyncpg
+import msgspec
 
-from app.routing.inhibition import Inhibitor
+from app.routing.inhibition import Inhibitor, InhibitRule
 from app.routing.matchers import Matcher, parse_matcher
 from app.routing.silence_index import SilenceIndex
 from app.routing.tree import Route, Tree
@@ -58,6 +59,7 @@ class Suppressor:
         self.tree = tree
         self.silences = silences
         self._index = index  # of `silences`; built when first asked if not given
+        self._routes: dict[tuple[tuple[str, str], ...], list[Route]] = {}
         self.inhibitor = inhibitor
         self.now = now
         # Firing alerts (fingerprints) and silences (ids) the viewer may not see (app/access.py): left out where a
@@ -73,6 +75,14 @@ class Suppressor:
             self._index = SilenceIndex(self.silences)
         return self._index.matching(labels)
 
+    def routes(self, labels: Mapping[str, str]) -> list[Route]:
+        """`tree.match(labels)`, remembered: a view asks for each alert's routes two or three times."""
+        key = tuple(labels.items())
+        found = self._routes.get(key)
+        if found is None:
+            found = self._routes[key] = self.tree.match(labels)
+        return found
+
     def route_muted_by(self, route: Route) -> list[str]:
         return self.tree.muted_by(route, self.now)
 
@@ -82,7 +92,7 @@ class Suppressor:
             return Verdict([], [], [], False)
         muted: list[str] = []
         all_muted = True
-        for route in self.tree.match(labels):
+        for route in self.routes(labels):
             names = self.route_muted_by(route)
             muted.extend(n for n in names if n not in muted)
             all_muted = all_muted and bool(names)
@@ -115,15 +125,30 @@ async def _indexed(rows: SilenceRows) -> tuple[tuple[ActiveSilence, ...], Silenc
     return found
 
 
+def _source_labels(rules: Sequence[InhibitRule]) -> list[dict[str, str]] | None:
+    """One `name: value` every source of each rule has (its first `name="value"` source matcher), so that only
+    the firing alerts holding one are read; None when a rule has none (then any firing alert may be a source)."""
+    found = []
+    for rule in rules:
+        equal = next((m for m in rule.source if m.op == "=" and m.value), None)
+        if equal is None:
+            return None
+        found.append({equal.name: equal.value})
+    return found
+
+
 async def load(conn: asyncpg.Connection, tree: Tree, now: datetime) -> Suppressor:
     rows = await conn.fetch("SELECT id, matchers FROM silences WHERE starts_at <= $1 AND ends_at > $1", now)
     silences, index = await _indexed(tuple((r["id"], tuple(r["matchers"])) for r in rows))
     firing: list[tuple[str, Mapping[str, str]]] = []
     if tree.inhibit_rules:
-        found = await conn.fetch(
-            "SELECT fingerprint, labels FROM alerts WHERE ends_at IS NULL OR ends_at > $1",
-            now,
-        )
+        sql = "SELECT fingerprint, labels FROM alerts WHERE (ends_at IS NULL OR ends_at > $1)"
+        args: list[object] = [now]
+        sources = _source_labels(tree.inhibit_rules)
+        if sources is not None:  # only the alerts that can be sources are read (a superset: checked in full)
+            sql += " AND labels @> ANY($2::jsonb[])"
+            args.append([msgspec.json.encode(one).decode() for one in sources])
+        found = await conn.fetch(sql, *args)
         firing = [(r["fingerprint"], r["labels"]) for r in found]
     if len(firing) >= BIG:
         inhibitor = await asyncio.to_thread(Inhibitor, tree.inhibit_rules, firing)

@@ -50,11 +50,12 @@ class AlertFilter:
 def render(row: Mapping[str, Any], suppressor: Suppressor) -> AlertOut:
     now = suppressor.now
     firing = row["ends_at"] is None or row["ends_at"] > now
-    verdict = suppressor.verdict(row["fingerprint"], row["labels"], firing=firing)
+    labels = dict(sorted(row["labels"].items()))  # in this order everywhere, so its routes are found once
+    verdict = suppressor.verdict(row["fingerprint"], labels, firing=firing)
     state = "resolved" if not firing else "suppressed" if verdict.suppressed else "firing"
     return AlertOut(
         fingerprint=row["fingerprint"],
-        labels=dict(sorted(row["labels"].items())),
+        labels=labels,
         annotations=dict(sorted(row["annotations"].items())),
         state=state,
         starts_at=iso_ms(row["starts_at"]),
@@ -97,7 +98,7 @@ async def scan(
             if not all_match(flt.matchers, row["labels"]):
                 continue
             out = render(row, suppressor)
-            notifiers = notifiers_of(suppressor, row["labels"]) if flt.notifier_ids is not None else ()
+            notifiers = notifiers_of(suppressor, out.labels) if flt.notifier_ids is not None else ()
             if flt.keeps(out, notifiers):
                 yield out, cursor
         if len(rows) < SCAN_BATCH:
@@ -106,7 +107,7 @@ async def scan(
 
 def notifiers_of(suppressor: Suppressor, labels: Mapping[str, str]) -> list[str]:
     found: list[str] = []
-    for route in suppressor.tree.match(labels):
+    for route in suppressor.routes(labels):
         found.extend(n for n in route.notifier_ids if n not in found)
     return found
 
@@ -136,7 +137,7 @@ async def groups(
     found: dict[str, AlertGroupOut] = {}
     wanted = flt if flt.states is not None else AlertFilter(**{**flt.__dict__, "states": {"firing", "suppressed"}})
     async for out, _ in scan(conn, who, suppressor, wanted):
-        for route in suppressor.tree.match(out.labels):
+        for route in suppressor.routes(out.labels):
             key = route.group_key(out.labels)
             group = found.get(key)
             if group is None:
