@@ -21,7 +21,7 @@ from app.routing.labels import describe
 from app.routing.schemas import ALERT_STATES, AlertGroupOut, AlertOut
 from app.routing.texts import lines
 from app.ui.names import notifier_names
-from app.ui.render import signed_page
+from app.ui.render import signed_page_off_loop
 from app.ui.session import signed_in
 
 
@@ -94,7 +94,7 @@ async def alert_list(
                 seen.add(a.fingerprint)
                 counts[a.state] += 1
     views, more_groups = group_views(groups, group or None)
-    return signed_page(
+    return await signed_page_off_loop(
         request,
         "alerts.html",
         inhibitors=await inhibitor_names(db, who, groups, views),
