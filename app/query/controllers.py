@@ -8,7 +8,7 @@ from litestar.response import Stream
 
 from app.auth import principal
 from app.disconnect import unless_disconnected
-from app.query import service
+from app.query import bounds, service
 from app.query.schemas import ExportRequest, QueryRequest, QueryResult
 from app.query.slots import QuerySlots
 
@@ -31,7 +31,7 @@ class QueryController(Controller):
 
         with state.metrics.timed_query("query"):
             result = await unless_disconnected(request.receive, work())
-        body = await service.encoded(result)  # a big one off the event loop
+        body = await bounds.encoded(result)  # a big one off the event loop
         if body is not None:
             return Response(body, media_type="application/json")  # type: ignore[return-value]
         return result

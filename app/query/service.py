@@ -20,17 +20,17 @@ from functools import lru_cache
 from typing import Any
 
 import asyncpg
-import msgspec
 
 from app.auth import Principal
 from app.datasets.names import is_dataset_name
 from app.db.reads import read_connection
 from app.errors import BeaconError
 from app.query import ast, fieldcheck
-from app.query.compiler import Compiled, Layout, Statement
+from app.query.bounds import bound_warnings, built_table, result_bounds
+from app.query.compiler import Compiled, Statement
 from app.query.errors import QueryError, to_beacon_error
 from app.query.parser import parse
-from app.query.render import Bounds, Table, bounded_table, ndjson_encoder, render_time
+from app.query.render import ndjson_encoder, render_time
 from app.query.rollup import rollup_statement
 from app.query.schemas import ColumnOut, ExportRequest, QueryRequest, QueryResult, QueryStatus
 from app.query.timerange import time_range
@@ -44,10 +44,6 @@ DEFAULT_ROWS = 1000  # rows returned when neither the body nor the query has a `
 EXPORT_BATCH = 2000  # rows per cursor fetch at most: memory per export stays at one batch
 EXPORT_FIRST_BATCH = 200  # the first fetch, before the size of a row is known
 EXPORT_BATCH_BYTES = 4 * 1024 * 1024  # what a batch aims at once the size of a row is known (events reach 1 MB)
-# Results at least this big (cells, or rows of whole events) are built and encoded on a worker thread: a few ms of
-# work on the event loop is fine, 2,000 events of 50,000 fields held /healthz for 36 s.
-OFF_LOOP_CELLS = 20_000
-OFF_LOOP_EVENTS = 100
 GZIP_LEVEL = 1  # streaming is CPU-bound: level 1 compresses ~3x faster than 5 for ~20% more bytes
 
 
@@ -249,7 +245,7 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
         async with _query_errors(settings), read_connection(pool) as conn:
             raise await _not_found(conn, who, compiled)
     min_time, max_time = found.min_time, found.max_time
-    table = await _table(records[:cells_cap], statement.layout, bounds)
+    table = await built_table(records[:cells_cap], statement.layout, bounds)
     if cells_cap < cap and len(records) > cells_cap:
         table.rows_cut = True  # rows the cap let through, left out for the cells
     return QueryResult(
@@ -267,55 +263,10 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     )
 
 
-def result_bounds(settings: Settings) -> Bounds:
-    return Bounds(max_columns=settings.query_max_columns, max_cells=settings.query_max_cells)
-
-
 def _statement(compiled: Compiled, cap: int) -> Statement:
     statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True, json_text=False)
     # Counts per minute or more come from the per-minute rollup when it gives the same answer.
     return rollup_statement(compiled, statement, cap + 1) or statement
-
-
-async def _table(records: list[asyncpg.Record], layout: Layout, bounds: Bounds) -> Table:
-    """The result's table, built on a worker thread when it is big (OFF_LOOP_*)."""
-    big = len(records) >= OFF_LOOP_EVENTS if layout.raw else len(records) * len(layout.columns) >= OFF_LOOP_CELLS
-    if big:
-        return await asyncio.to_thread(bounded_table, records, layout, bounds)
-    return bounded_table(records, layout, bounds)
-
-
-def bound_warnings(table: Table, bounds: Bounds) -> list[ResultWarning]:
-    """What `bounds` left out of a result, said in its `warnings`."""
-    found = []
-    if table.fields_left_out:
-        found.append(
-            ResultWarning(
-                code="too_many_fields",
-                message=f"The events hold {table.fields_left_out:,} more fields than fit in a result of "
-                f"{bounds.max_columns:,} columns: the columns are the fields the most events have. `project` the "
-                "fields you want.",
-                param="apl",
-            )
-        )
-    if table.rows_cut:
-        found.append(
-            ResultWarning(
-                code="too_many_cells",
-                message=f"The result stops at {len(table.rows):,} rows of {len(table.columns):,} columns "
-                f"({bounds.max_cells:,} values at most); `project` fewer fields or `take` fewer rows.",
-                param="apl",
-            )
-        )
-    return found
-
-
-async def encoded(result: QueryResult) -> bytes | None:
-    """A big result as the JSON of the answer, encoded on a worker thread; None for a small one (the framework
-    encodes it, on the event loop)."""
-    if len(result.rows) * max(1, len(result.columns)) < OFF_LOOP_CELLS:
-        return None
-    return await asyncio.to_thread(msgspec.json.encode, result)
 
 
 async def export_chunks(

@@ -144,7 +144,7 @@ def body_routes(app: Litestar) -> list[tuple[str, str, str]]:
 async def test_no_route_holds_a_database_connection_while_its_body_arrives(
     make_app: Callable[..., Litestar], auth: dict[str, str]
 ) -> None:
-    app = make_app(body_idle_timeout_seconds=1.5, body_timeout_seconds=30)
+    app = make_app(body_idle_timeout_seconds=1.0, body_timeout_seconds=30)
     routes = body_routes(app)
     assert len(routes) >= 25 and ("POST", "/v1/ingest/x", "application/x-ndjson") in routes
     async with serving(app) as host:
