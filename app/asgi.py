@@ -42,7 +42,9 @@ from app.notifiers.service import build_notifier_env
 from app.openapi import document_errors, render_plugins
 from app.pagination import CursorCodec
 from app.query.controllers import QueryController
+from app.query.slots import QuerySlots
 from app.ratelimit import RateLimiter
+from app.request_bodies import BodyBudget, BodyGuard, BodyLimits
 from app.request_ids import add_response_headers
 from app.request_log import observe
 from app.routing.controllers import AlertController, RoutingController, SilenceController
@@ -167,7 +169,8 @@ def create_app(settings: Settings) -> Litestar:
             "db": Provide(provide_session),
             "codec": Provide(provide_codec, sync_to_thread=False),
         },
-        middleware=[AuthMiddleware()],
+        # BodyGuard first: it times every body out, and counts the bytes held until the request ends.
+        middleware=[BodyGuard(), AuthMiddleware()],
         exception_handlers=exception_handlers(),
         before_request=refuse_unstorable_text,
         before_send=[add_response_headers],
@@ -192,6 +195,13 @@ def create_app(settings: Settings) -> Litestar:
     app.state.error_shapes = shippers.error_shapes()
     app.state.started_at = utcnow()  # /api/v2/status's uptime
     app.state.rate_limiter = RateLimiter(settings)
+    app.state.body_limits = BodyLimits(
+        idle_seconds=settings.body_idle_timeout_seconds,
+        total_seconds=settings.body_timeout_seconds,
+        buffer_bytes=settings.body_buffer_bytes,
+    )
+    app.state.body_budget = BodyBudget(settings.body_buffer_bytes)
+    app.state.query_slots = QuerySlots(settings.query_concurrency_per_token, settings.query_queue_per_token)
     app.state.known_tokens = KnownTokens()
     app.state.cursor_codec = CursorCodec(settings.secret_key)
     app.state.notifier_env = build_notifier_env(settings)

@@ -85,6 +85,12 @@ ERRORS: dict[str, ErrorKind] = {
     ),
     "not_found": ErrorKind(404, "invalid_request_error", "No such route or resource."),
     "method_not_allowed": ErrorKind(405, "invalid_request_error", "The route exists but not for this method."),
+    "request_timeout": ErrorKind(
+        408,
+        "invalid_request_error",
+        "The request body stopped arriving (no data for the idle timeout) or took longer than the body timeout in "
+        "all; nothing was done and the connection is closed.",
+    ),
     "conflict": ErrorKind(409, "invalid_request_error", "The request conflicts with the resource's current state."),
     "losses_not_accepted": ErrorKind(
         409,
@@ -113,7 +119,16 @@ ERRORS: dict[str, ErrorKind] = {
     "template_error": ErrorKind(
         500, "api_error", "A message template failed to render; the message names the template and the line."
     ),
-    "service_unavailable": ErrorKind(503, "api_error", "The database is unreachable; retry after `Retry-After`."),
+    "view_timeout": ErrorKind(
+        503,
+        "api_error",
+        "A view of every alert with its silences took longer than its time limit and was stopped; narrow it.",
+    ),
+    "service_unavailable": ErrorKind(
+        503,
+        "api_error",
+        "The database is unreachable, or the server holds as many request bodies as it may; retry after `Retry-After`.",
+    ),
 }
 
 

@@ -41,7 +41,7 @@ EVERY_ROUTE = (400, 401, 403, 429, 503)
 
 # What services answer beyond what the route's shape implies.
 EXTRA: dict[tuple[str, str], tuple[int, ...]] = {
-    ("POST", "/v1/ingest/{dataset}"): (409, 413, 415),  # dataset being deleted; body caps; content type
+    ("POST", "/v1/ingest/{dataset}"): (408, 409, 413, 415),  # body timeout; dataset being deleted; caps; type
     ("POST", "/v1/query"): (404,),  # unknown dataset
     ("POST", "/v1/export"): (404,),
     ("POST", "/v1/deliveries/{delivery_id}/retry"): (409,),  # being sent, or already succeeded
@@ -58,7 +58,7 @@ EXTRA: dict[tuple[str, str], tuple[int, ...]] = {
 def statuses(method: str, path: str, *, has_body: bool, has_path: bool) -> list[int]:
     codes = set(EVERY_ROUTE) | set(EXTRA.get((method, path), ()))
     if has_body:
-        codes.add(413)  # over the request body limit
+        codes.update((408, 413))  # the body stopped arriving (app/request_bodies.py); over the body limit
     if has_path:
         codes.add(404)  # unknown id or name
     return sorted(codes)

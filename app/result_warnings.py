@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-WarningCode = Literal["unknown_field", "unknown_dataset", "time_from_arrival"]
+WarningCode = Literal["unknown_field", "unknown_dataset", "time_from_arrival", "too_many_fields", "too_many_cells"]
 
 
 class ResultWarning(msgspec.Struct, kw_only=True):
@@ -20,7 +20,9 @@ class ResultWarning(msgspec.Struct, kw_only=True):
             description="`unknown_field`: the query names a field no event of its dataset has ever had (it reads "
             "as null); `unknown_dataset`: a monitor's dataset does not exist yet; `time_from_arrival`: events "
             "without a timestamp were stamped with their arrival time although they carry a field that looks "
-            "like their time."
+            "like their time; `too_many_fields`: the events of a query result hold more fields than a result "
+            "carries columns (the fields the most events have are kept); `too_many_cells`: a query result stops "
+            "before its row cap, at the most values (rows x columns) a result carries."
         ),
     ]
     message: Annotated[str, msgspec.Meta(description="The warning in words, with the fix.")]

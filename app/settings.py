@@ -96,9 +96,20 @@ class Settings:
     smtp_starttls: bool = True
     smtp_from: str = "beacon@localhost"
     ingest_max_decompressed_bytes: int = 100 * 1024 * 1024
+    # Request bodies (app/request_bodies.py): the longest pause between two pieces, the longest a whole body may
+    # take from the request's start, and the bytes of bodies one process holds at once.
+    body_idle_timeout_seconds: float = 15.0
+    body_timeout_seconds: float = 120.0
+    body_buffer_bytes: int = 256 * 1024 * 1024
     retention_interval_seconds: float = 3600.0
     query_timeout_seconds: float = 30.0  # statement timeout of POST /v1/query and /v1/export
     query_max_rows: int = 50_000  # server maximum of the rows one POST /v1/query returns
+    # Columns of one query result (whole events bring one per field), and its values (rows x columns).
+    query_max_columns: int = 1_000
+    query_max_cells: int = 2_000_000
+    # Queries one token runs at once in a process, and how many more wait their turn (app/query/slots.py).
+    query_concurrency_per_token: int = 4
+    query_queue_per_token: int = 8
     # Deliveries: the worker's poll interval, the retry budget and backoff, the timeout of one HTTP send.
     delivery_poll_seconds: float = 2.0
     delivery_max_attempts: int = 10
@@ -117,8 +128,10 @@ class Settings:
     monitor_concurrency: int = 4
     monitor_query_timeout_seconds: float = 10.0
     monitor_match_settle_seconds: float = 5.0
-    # Routing: how often the job places new alerts in their groups and flushes the groups that are due.
+    # Routing: how often the job places new alerts in their groups and flushes the groups that are due; how long
+    # a view of every alert with its silences may take (app/pace.py).
     routing_tick_seconds: float = 1.0
+    alert_view_timeout_seconds: float = 60.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -192,9 +205,16 @@ class Settings:
             smtp_starttls=get_bool("SMTP_STARTTLS", True),
             smtp_from=get("SMTP_FROM") or cls.smtp_from,
             ingest_max_decompressed_bytes=get_int("INGEST_MAX_DECOMPRESSED_BYTES", 100 * 1024 * 1024),
+            body_idle_timeout_seconds=get_float("BODY_IDLE_TIMEOUT_SECONDS", cls.body_idle_timeout_seconds),
+            body_timeout_seconds=get_float("BODY_TIMEOUT_SECONDS", cls.body_timeout_seconds),
+            body_buffer_bytes=get_int("BODY_BUFFER_BYTES", cls.body_buffer_bytes),
             retention_interval_seconds=float(get_int("RETENTION_INTERVAL_SECONDS", 3600)),
             query_timeout_seconds=get_float("QUERY_TIMEOUT_SECONDS", cls.query_timeout_seconds),
             query_max_rows=get_int("QUERY_MAX_ROWS", cls.query_max_rows),
+            query_max_columns=get_int("QUERY_MAX_COLUMNS", cls.query_max_columns),
+            query_max_cells=get_int("QUERY_MAX_CELLS", cls.query_max_cells),
+            query_concurrency_per_token=get_int("QUERY_CONCURRENCY_PER_TOKEN", cls.query_concurrency_per_token),
+            query_queue_per_token=get_int("QUERY_QUEUE_PER_TOKEN", cls.query_queue_per_token),
             delivery_poll_seconds=get_float("DELIVERY_POLL_SECONDS", cls.delivery_poll_seconds),
             delivery_max_attempts=get_int("DELIVERY_MAX_ATTEMPTS", cls.delivery_max_attempts),
             delivery_backoff_seconds=get_float("DELIVERY_BACKOFF_SECONDS", cls.delivery_backoff_seconds),
@@ -208,6 +228,7 @@ class Settings:
             monitor_query_timeout_seconds=get_float("MONITOR_QUERY_TIMEOUT_SECONDS", cls.monitor_query_timeout_seconds),
             monitor_match_settle_seconds=get_float("MONITOR_MATCH_SETTLE_SECONDS", cls.monitor_match_settle_seconds),
             routing_tick_seconds=get_float("ROUTING_TICK_SECONDS", cls.routing_tick_seconds),
+            alert_view_timeout_seconds=get_float("ALERT_VIEW_TIMEOUT_SECONDS", cls.alert_view_timeout_seconds),
         )
 
     @property

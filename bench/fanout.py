@@ -68,7 +68,7 @@ async def beacon_side(args: argparse.Namespace, hook: str, receiver: Receiver) -
     db = await asyncpg.connect(asyncpg_dsn(url))
     try:
         extra = {"BEACON_DELIVERY_PER_DESTINATION": str(args.per_destination)} if args.per_destination else None
-        proc, token, port = start_beacon(url, name, extra)
+        proc, token, port = start_beacon(url, name, extra_env=extra)
         base = f"http://127.0.0.1:{port}"
         headers = {"Authorization": f"Bearer {token}"}
         async with httpx.AsyncClient(timeout=60, headers=headers) as http:

@@ -27,9 +27,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_beacon(url: str, name: str, extra: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str, int]:
-    """Start it (`extra`: more BEACON_* settings); returns the process, the admin token and the port (the caller
-    waits for /readyz)."""
+def start_beacon(
+    url: str,
+    name: str,
+    extra_env: dict[str, str] | None = None,
+    token: str | None = None,
+    extra_args: tuple[str, ...] = (),
+) -> tuple[subprocess.Popen[str], str, int]:
+    """Start it (`extra_env`: more BEACON_* settings, `extra_args`: more `beacon serve` options); returns the
+    process, the admin token and the port (the caller waits for /readyz). Only the first start on a database
+    prints a token: a later one passes `token`."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("BEACON_")}
     env.update(
@@ -42,12 +49,15 @@ def start_beacon(url: str, name: str, extra: dict[str, str] | None = None) -> tu
         BEACON_RATE_LIMIT_INGEST="100000",
         BEACON_RATE_LIMIT_READ="100000",
     )
-    env.update(extra or {})
+    env.update(extra_env or {})
     proc = subprocess.Popen(
-        [BEACON, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [BEACON, "serve", "--port", str(port), *extra_args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     assert proc.stdout is not None
-    token = None
     while token is None:  # the first start prints an admin token
         line = proc.stdout.readline()
         if not line:

@@ -15,7 +15,8 @@ from app.amapi import schemas as am
 from app.amapi import service
 from app.amapi.errors import exception_handlers
 from app.auth import principal
-from app.routing.controllers import DEPENDENCIES
+from app.pace import encoded
+from app.routing.controllers import DEPENDENCIES, view
 from app.routing.env import RoutingEnv
 
 
@@ -58,13 +59,17 @@ class AlertsController(Controller):
         wanted: service.AlertQuery,
         unprocessed: bool = True,  # Beacon processes an alert as it is posted: none is ever unprocessed
     ) -> list[am.GettableAlert]:
-        return await service.list_alerts(db, renv, principal(request), wanted)
+        found = await view(request, service.list_alerts(db, renv, principal(request), wanted), "Listing alerts")
+        body = await encoded(found, len(found))  # a big one off the event loop
+        return found if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 
     @get("/groups", opt={"scope": "alerts:read"})
     async def get_alert_groups(
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, wanted: service.AlertQuery
     ) -> list[am.AlertGroup]:
-        return await service.alert_groups(db, renv, principal(request), wanted)
+        found = await view(request, service.alert_groups(db, renv, principal(request), wanted), "Grouping alerts")
+        body = await encoded(found, sum(len(g.alerts) for g in found))
+        return found if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 
 
 class SilencesController(Controller):

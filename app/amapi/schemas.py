@@ -60,18 +60,19 @@ class SilenceCreated(msgspec.Struct):
     silenceID: str
 
 
-class Receiver(msgspec.Struct):
+# gc=False: one (or three) per alert of a view; see app/routing/schemas.py's AlertOut.
+class Receiver(msgspec.Struct, gc=False):
     name: str
 
 
-class AlertStatus(msgspec.Struct, kw_only=True):
+class AlertStatus(msgspec.Struct, kw_only=True, gc=False):
     state: str  # unprocessed | active | suppressed
     silenced_by: list[str] = msgspec.field(name="silencedBy")
     inhibited_by: list[str] = msgspec.field(name="inhibitedBy")
     muted_by: list[str] = msgspec.field(name="mutedBy")  # Alertmanager 0.27's field: time intervals
 
 
-class GettableAlert(msgspec.Struct, kw_only=True):
+class GettableAlert(msgspec.Struct, kw_only=True, gc=False):
     labels: LabelSet
     annotations: LabelSet
     receivers: list[Receiver]
@@ -83,7 +84,7 @@ class GettableAlert(msgspec.Struct, kw_only=True):
     generator_url: str = msgspec.field(name="generatorURL")
 
 
-class AlertGroup(msgspec.Struct, kw_only=True):
+class AlertGroup(msgspec.Struct, kw_only=True, gc=False):
     labels: LabelSet
     receiver: Receiver
     alerts: list[GettableAlert]

@@ -32,6 +32,7 @@ from app.auth import Principal
 from app.db.engine import driver_connection
 from app.db.silence import Silence
 from app.errors import BeaconError
+from app.pace import Pace
 from app.routing import service, silences, views
 from app.routing.env import RoutingEnv
 from app.routing.matchers import compile_regex
@@ -99,13 +100,15 @@ async def alert_groups(session: AsyncSession, env: RoutingEnv, who: Principal, q
     sup = await service.suppressor(session, env.now(), who)
     names = await notifier_names(session)
     found = []
+    pace = Pace()
     for group in await views.groups(await driver_connection(session), who, sup, flt):
         receiver = receiver_name(group.notifier_ids, names)
         if regex is not None and not regex.fullmatch(receiver):
             continue
-        alerts = [
-            gettable_alert(a, receivers_of(sup.routes.of(a.labels, a.source.monitor_id), names)) for a in group.alerts
-        ]
+        alerts = []
+        for a in group.alerts:
+            alerts.append(gettable_alert(a, receivers_of(sup.routes.of(a.labels, a.source.monitor_id), names)))
+            await pace.tick()
         found.append(am.AlertGroup(labels=group.labels, receiver=am.Receiver(receiver), alerts=alerts))
     return found
 

@@ -1,14 +1,17 @@
 """Reading an ingest body: content type and encoding, the as-sent and decompressed size caps, gzip.
 
-The body is never held whole: it is read as it arrives, inflated with `decompressobj(...).decompress(data,
-max_length)` so that one small input chunk can never produce more than `OUT_CHUNK` bytes at once, and counted
-on both sides so a gzip bomb stops at the decompressed cap. Inflating is ISA-L's (python-isal, the zlib API):
-about 3x faster than zlib's on log data, a tenth of the server's time per event at ingest speed.
+The body as sent (at most 10 MB) is read whole before the request takes a database connection (`receive_body`:
+a client that pauses holds nothing but its own request, and app/request_bodies.py times it out). It is then
+inflated piece by piece as it is parsed, with `decompressobj(...).decompress(data, max_length)` so that one
+small input piece can never produce more than `OUT_CHUNK` bytes at once, and counted on both sides so a gzip
+bomb stops at the decompressed cap: the decompressed body (up to 100 MB) is never held whole. Inflating is
+ISA-L's (python-isal, the zlib API): about 3x faster than zlib's on log data, a tenth of the server's time per
+event at ingest speed.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from enum import Enum
 from typing import Any, cast
 
@@ -71,14 +74,28 @@ def check_declared_length(content_length: str | None, limits: IngestLimits) -> N
         raise too_large(f"{declared:,} bytes", limits.max_body_bytes)
 
 
-class BodyReader:
-    """Yields the decompressed body in chunks; counts `received` (as sent) and `processed` (decompressed)."""
+async def receive_body(stream: AsyncIterator[bytes], limits: IngestLimits) -> list[bytes]:
+    """The body as sent, in the pieces it arrived in; 413 as soon as it runs past the as-sent cap."""
+    pieces: list[bytes] = []
+    received = 0
+    async for piece in stream:
+        if not piece:
+            continue
+        received += len(piece)
+        if received > limits.max_body_bytes:
+            raise too_large(f"more than {limits.max_body_bytes:,} bytes", limits.max_body_bytes)
+        pieces.append(piece)
+    return pieces
 
-    def __init__(self, stream: AsyncIterator[bytes], *, gzip: bool, limits: IngestLimits) -> None:
-        self._stream = stream
+
+class BodyReader:
+    """Yields the decompressed body in chunks; counts `processed` (decompressed bytes)."""
+
+    def __init__(self, pieces: Sequence[bytes], *, gzip: bool, limits: IngestLimits) -> None:
+        self._pieces = pieces
         self._gzip = gzip
         self._limits = limits
-        self.received = 0
+        self.received = sum(len(p) for p in pieces)
         self.processed = 0
 
     def _count(self, data: bytes) -> bytes:
@@ -94,12 +111,7 @@ class BodyReader:
 
     async def chunks(self) -> AsyncIterator[bytes]:
         inflater = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS) if self._gzip else None
-        async for piece in self._stream:
-            if not piece:
-                continue
-            self.received += len(piece)
-            if self.received > self._limits.max_body_bytes:
-                raise too_large(f"more than {self._limits.max_body_bytes:,} bytes", self._limits.max_body_bytes)
+        for piece in self._pieces:
             if inflater is None:
                 yield self._count(piece)
                 continue
@@ -123,9 +135,10 @@ class BodyReader:
 async def read_body(request: Request[Any, Any, Any], *, gzip: bool, limits: IngestLimits) -> bytes:
     """The whole body, decompressed, within the as-sent and decompressed caps of `limits`.
 
-    For the formats that are decoded whole (the shippers' protocols, app/shippers/): it is read here, before the
-    request takes a database connection, so a slow client holds no connection while it sends.
+    For the formats that are decoded whole (the shippers' protocols, app/shippers/): it is read here, as ingest's
+    is (`receive_body`, bounded in time by app/request_bodies.py), before the request takes a database
+    connection, so a slow client holds no connection while it sends.
     """
     check_declared_length(request.headers.get("content-length"), limits)
-    reader = BodyReader(request.stream(), gzip=gzip, limits=limits)
+    reader = BodyReader(await receive_body(request.stream(), limits), gzip=gzip, limits=limits)
     return b"".join([chunk async for chunk in reader.chunks()])

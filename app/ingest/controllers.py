@@ -13,7 +13,7 @@ from app.auth import principal
 from app.datasets.names import check_dataset_name
 from app.errors import BeaconError
 from app.ingest import service
-from app.ingest.bodies import BodyReader, body_format, check_declared_length, is_gzip
+from app.ingest.bodies import BodyReader, body_format, check_declared_length, is_gzip, receive_body
 from app.ingest.limits import IngestLimits
 from app.ingest.schemas import IngestResult
 from app.ingest.timestamps import make_reader
@@ -103,7 +103,8 @@ async def ingest(
         read_time=read_time,
         arrival=arrival,
     )
-    body = BodyReader(request.stream(), gzip=gzip, limits=limits)
+    # The whole body first, then the transaction: no database connection waits on a client (request_bodies.py).
+    body = BodyReader(await receive_body(request.stream(), limits), gzip=gzip, limits=limits)
     result = await service.ingest(
         db,
         req,

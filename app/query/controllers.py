@@ -2,14 +2,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, post
+from litestar import Controller, Request, Response, post
 from litestar.background_tasks import BackgroundTask
 from litestar.response import Stream
 
 from app.auth import principal
-from app.query import service
-from app.query.disconnect import unless_disconnected
+from app.disconnect import unless_disconnected
+from app.query import bounds, service
 from app.query.schemas import ExportRequest, QueryRequest, QueryResult
+from app.query.slots import QuerySlots
 
 
 class QueryController(Controller):
@@ -21,21 +22,48 @@ class QueryController(Controller):
     @post("/query", status_code=200, opt={"token_check": "beside"})
     async def query(self, request: Request[Any, Any, Any], data: QueryRequest) -> QueryResult:
         state = request.app.state
-        work = service.run_query(state.query_pool, state.settings, principal(request), data)
+        who = principal(request)
+        slots: QuerySlots = state.query_slots
+
+        async def work() -> QueryResult:
+            async with slots.hold(who.token_id):  # a turn among the token's queries (app/query/slots.py)
+                return await service.run_query(state.query_pool, state.settings, who, data)
+
         with state.metrics.timed_query("query"):
-            return await unless_disconnected(request.receive, work)
+            result = await unless_disconnected(request.receive, work())
+        body = await bounds.encoded(result)  # a big one off the event loop
+        if body is not None:
+            return Response(body, media_type="application/json")  # type: ignore[return-value]
+        return result
 
     @post("/export", status_code=200, media_type="application/x-ndjson")
     async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
         state = request.app.state
-        work = service.start_export(
-            state.query_pool, state.settings, principal(request), data, request.headers.get("accept-encoding", "")
-        )
+        who = principal(request)
+        slots: QuerySlots = state.query_slots
+
+        async def work() -> service.Export:
+            await slots.acquire(who.token_id)  # held until the stream has ended (`finish`)
+            try:
+                return await service.start_export(
+                    state.query_pool, state.settings, who, data, request.headers.get("accept-encoding", "")
+                )
+            except BaseException:
+                slots.release(who.token_id)
+                raise
+
         with state.metrics.timed_query("export"):
-            export = await unless_disconnected(request.receive, work)
+            export = await unless_disconnected(request.receive, work())
+
+        async def finish() -> None:
+            try:
+                await export.close()
+            finally:
+                slots.release(who.token_id)
+
         return Stream(
             export.body,
             media_type="application/x-ndjson",
             headers=export.headers,
-            background=BackgroundTask(export.close),
+            background=BackgroundTask(finish),
         )

@@ -6,11 +6,14 @@ have (`string`, `long`, `real`, `bool`), or `dynamic` when they are mixed or JSO
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from itertools import repeat
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -159,32 +162,108 @@ def table_result(records: Sequence[Sequence[Any]], layout: Layout) -> tuple[list
     """Columns (name and type) and rows of a result. Built column by column, so that each conversion and
     type check is one C-level pass (map, set) over a list rather than a Python call per value."""
     if layout.raw:
-        return _rows(records, _raw_columns(records, layout))
+        return _rows(records, _raw_columns(records, layout, _events(records, layout), sorted))
     return _rows(records, [_sql_column(records, i, c, layout.json_text) for i, c in enumerate(layout.columns)])
 
 
-def _raw_columns(records: Sequence[Sequence[Any]], layout: Layout) -> list[Column]:
-    """Whole events: `_time`, then every field present in any returned event (sorted), then extended columns."""
+@dataclass(frozen=True)
+class Bounds:
+    """What one result may carry: columns (whole events bring a column per field of any of them), and cells
+    (rows x columns: rows past it are cut)."""
+
+    max_columns: int
+    max_cells: int
+
+    def rows_for(self, columns: int) -> int:
+        return max(1, self.max_cells // max(1, columns))
+
+
+@dataclass
+class Table:
+    columns: list[dict[str, str]]
+    rows: Rows
+    fields_left_out: int = 0  # event fields of the rows that did not fit in `max_columns`
+    rows_cut: bool = False  # rows were left out to keep within `max_cells`
+
+
+def bounded_table(records: Sequence[Sequence[Any]], layout: Layout, bounds: Bounds) -> Table:
+    """`table_result` within `bounds`: rows in order while their columns x rows stay within `max_cells`; when the
+    events kept hold more fields than `max_columns`, the columns are the fields the most of them have (then by
+    name). A result of thousands of sparse fields was thousands of columns of nulls per row: 50,000 fields by
+    2,000 rows took 39 s to build and send."""
+    if not layout.raw:
+        keep = bounds.rows_for(len(layout.columns))
+        cut = len(records) > keep
+        columns, rows = table_result(records[:keep] if cut else records, layout)
+        return Table(columns, rows, rows_cut=cut)
+    events = _events(records, layout)
+    others = len(layout.extended) + (layout.time is not None)
+    room = max(0, bounds.max_columns - others)
+    keep = _rows_that_fit(events, _taken(layout), room, others, bounds.max_cells)
+    cut = keep < len(records)
+    if cut:
+        records, events = records[:keep], events[:keep]
+    names, left_out = _most_common(events, layout, room)
+    columns, rows = _rows(records, _raw_columns(records, layout, events, lambda _: names))
+    return Table(columns, rows, fields_left_out=left_out, rows_cut=cut)
+
+
+def _rows_that_fit(events: list[dict[str, Any]], taken: set[str], room: int, others: int, max_cells: int) -> int:
+    """How many of the first events fit in `max_cells` values, each row as wide as the fields of the rows so far
+    (at most `room`) plus `others` columns; at least one."""
+    seen: set[str] = set()
+    for i, event in enumerate(events):
+        if len(seen) <= room + len(taken):  # past that the width is `room` whatever comes
+            seen.update(event)
+        width = min(room, len(seen) - len(taken & seen)) + others
+        if i and width * (i + 1) > max_cells:
+            return i
+    return len(events)
+
+
+def _most_common(events: list[dict[str, Any]], layout: Layout, room: int) -> tuple[list[str], int]:
+    """The fields of the events that fit in `room` columns (by the number of events that have them, then by
+    name), sorted by name; and how many were left out."""
+    counts = Counter(chain.from_iterable(events))
+    for name in _taken(layout):
+        counts.pop(name, None)
+    if len(counts) <= room:
+        return sorted(counts), 0
+    chosen = heapq.nsmallest(room, counts.items(), key=lambda item: (-item[1], item[0]))
+    return sorted(name for name, _ in chosen), len(counts) - room
+
+
+def _taken(layout: Layout) -> set[str]:
+    # An extended column replaces the event field of the same name.
+    return {c.name for c in layout.extended} | ({"_time"} if layout.time is not None else set())
+
+
+def _events(records: Sequence[Sequence[Any]], layout: Layout) -> list[dict[str, Any]]:
+    """The events of whole-event rows, parsed. They come parsed (from the query pool), or as JSON texts,
+    parsed here as one array in one call."""
+    events = list(map(itemgetter(1 if layout.time is not None else 0), records))
+    if layout.json_text:
+        events = msgspec.json.decode("[" + ",".join(events) + "]")
+    return events
+
+
+def _raw_columns(
+    records: Sequence[Sequence[Any]],
+    layout: Layout,
+    events: list[dict[str, Any]],
+    choose: Callable[[set[str]], Iterable[str]],
+) -> list[Column]:
+    """Whole events: `_time`, then the event fields `choose` picks (given every field present in any returned
+    event, less those an extended column replaces), then extended columns."""
     columns: list[Column] = []
     if layout.time is not None:
         columns.append(_sql_column(records, 0, layout.time, layout.json_text))
     data_at = len(columns)
-    fields = _field_columns(list(map(itemgetter(data_at), records)), layout.json_text)
-    # An extended column replaces the event field of the same name.
-    taken = {c.name for c in layout.extended} | ({"_time"} if layout.time is not None else set())
-    for name in sorted(fields.keys() - taken):
-        values = fields[name]
+    for name in choose(set().union(*events) - _taken(layout)):
+        values = list(map(dict.get, events, repeat(name)))
         columns.append(({"name": name, "type": infer_type(values)}, values))
     columns.extend(_sql_column(records, at, c, layout.json_text) for at, c in enumerate(layout.extended, data_at + 1))
     return columns
-
-
-def _field_columns(events: list[Any], json_text: bool) -> dict[str, list[Any]]:
-    """Every field present in any of the events, with its value in each (None where absent). The events come
-    parsed (from the query pool), or as JSON texts, parsed here as one array in one call."""
-    if json_text:
-        events = msgspec.json.decode("[" + ",".join(events) + "]")
-    return {name: list(map(dict.get, events, repeat(name))) for name in set().union(*events)}
 
 
 def ndjson_encoder(layout: Layout) -> Callable[[Sequence[Any]], bytes]:

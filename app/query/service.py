@@ -12,7 +12,7 @@ import contextlib
 import logging
 import time
 import zlib
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from datetime import time as dtime
@@ -26,10 +26,11 @@ from app.datasets.names import is_dataset_name
 from app.db.reads import read_connection
 from app.errors import BeaconError
 from app.query import ast, fieldcheck
+from app.query.bounds import bound_warnings, built_table, result_bounds
 from app.query.compiler import Compiled, Statement
 from app.query.errors import QueryError, to_beacon_error
 from app.query.parser import parse
-from app.query.render import ndjson_encoder, render_time, table_result
+from app.query.render import ndjson_encoder, render_time
 from app.query.rollup import rollup_statement
 from app.query.schemas import ColumnOut, ExportRequest, QueryRequest, QueryResult, QueryStatus
 from app.query.timerange import time_range
@@ -40,7 +41,9 @@ from app.timefmt import utcnow
 log = logging.getLogger("beacon.query")
 
 DEFAULT_ROWS = 1000  # rows returned when neither the body nor the query has a `take`
-EXPORT_BATCH = 2000  # rows per cursor fetch: memory per export stays at one batch
+EXPORT_BATCH = 2000  # rows per cursor fetch at most: memory per export stays at one batch
+EXPORT_FIRST_BATCH = 200  # the first fetch, before the size of a row is known
+EXPORT_BATCH_BYTES = 4 * 1024 * 1024  # what a batch aims at once the size of a row is known (events reach 1 MB)
 GZIP_LEVEL = 1  # streaming is CPU-bound: level 1 compresses ~3x faster than 5 for ~20% more bytes
 
 
@@ -221,12 +224,15 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
         cap = settings.query_max_rows
     else:
         cap = min(DEFAULT_ROWS, settings.query_max_rows)
+    bounds = result_bounds(settings)
     # One row more than the cap tells whether the result was cut. The statement finds the dataset by name
     # itself, so the lookup of the time bounds (and of whether the dataset exists) runs beside it, on a
     # second connection, instead of before it.
-    statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True, json_text=False)
-    # Counts per minute or more come from the per-minute rollup when it gives the same answer.
-    statement = rollup_statement(compiled, statement, cap + 1) or statement
+    statement = _statement(compiled, cap)
+    cells_cap = cap
+    if not statement.layout.raw and bounds.rows_for(len(statement.layout.columns)) < cap:
+        cells_cap = bounds.rows_for(len(statement.layout.columns))  # its columns are known: fetch no more rows
+        statement = _statement(compiled, cells_cap)
     lookup = asyncio.ensure_future(_lookup_beside(pool, compiled))
     try:
         async with _query_errors(settings):
@@ -239,21 +245,28 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
         async with _query_errors(settings), read_connection(pool) as conn:
             raise await _not_found(conn, who, compiled)
     min_time, max_time = found.min_time, found.max_time
-    truncated = len(records) > cap
-    columns, rows = table_result(records[:cap], statement.layout)
+    table = await built_table(records[:cells_cap], statement.layout, bounds)
+    if cells_cap < cap and len(records) > cells_cap:
+        table.rows_cut = True  # rows the cap let through, left out for the cells
     return QueryResult(
-        columns=[ColumnOut(c["name"], c["type"]) for c in columns],
-        rows=rows,
+        columns=[ColumnOut(c["name"], c["type"]) for c in table.columns],
+        rows=table.rows,
         status=QueryStatus(
             rows_examined=None,
-            rows_returned=len(rows),
-            truncated=truncated,
+            rows_returned=len(table.rows),
+            truncated=len(records) > cells_cap or table.rows_cut,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
             min_time=None if min_time is None else render_time(min_time),
             max_time=None if max_time is None else render_time(max_time),
         ),
-        warnings=found.warnings,
+        warnings=found.warnings + bound_warnings(table, bounds),
     )
+
+
+def _statement(compiled: Compiled, cap: int) -> Statement:
+    statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True, json_text=False)
+    # Counts per minute or more come from the per-minute rollup when it gives the same answer.
+    return rollup_statement(compiled, statement, cap + 1) or statement
 
 
 async def export_chunks(
@@ -275,25 +288,38 @@ async def export_chunks(
         )
         encode = ndjson_encoder(statement.layout)
         cursor = await conn.cursor(statement.sql, *statement.args)
-        batch = await cursor.fetch(EXPORT_BATCH)
+        size = EXPORT_FIRST_BATCH
+        batch = await cursor.fetch(size)
         yield b""
         rows = 0
         try:
             while batch:
                 rows += len(batch)
-                yield b"".join([encode(record) for record in batch])
-                if len(batch) < EXPORT_BATCH:
+                # Encoded on a worker thread: a batch of wide events is seconds of work (app/query/render.py).
+                chunk = await asyncio.to_thread(_encode_batch, encode, batch)
+                yield chunk
+                if len(batch) < size:
                     break
-                batch = await cursor.fetch(EXPORT_BATCH)
+                size = max(1, min(EXPORT_BATCH, EXPORT_BATCH_BYTES * len(batch) // max(1, len(chunk))))
+                batch = await cursor.fetch(size)
         except (asyncpg.PostgresError, OverflowError):
             log.exception("export of %r failed after %d rows; the stream was cut short", compiled.query.dataset, rows)
             raise
 
 
+def _encode_batch(encode: Callable[[Sequence[Any]], bytes], batch: list[asyncpg.Record]) -> bytes:
+    return b"".join([encode(record) for record in batch])
+
+
 async def gzip_chunks(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
     compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
     async for chunk in chunks:
-        out = compressor.compress(chunk)
+        # zlib lets go of the GIL while it compresses: a batch of megabytes does not hold the event loop.
+        out = (
+            await asyncio.to_thread(compressor.compress, chunk)
+            if len(chunk) > 256 * 1024
+            else compressor.compress(chunk)
+        )
         if out:
             yield out
     yield compressor.flush()

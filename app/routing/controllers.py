@@ -16,6 +16,7 @@ from app.access import IMPORT_SCOPES
 from app.auth import principal
 from app.errors import BeaconError
 from app.notifiers.service import NotifierEnv
+from app.pace import bounded, encoded
 from app.pagination import CursorCodec, Limit, ListEnvelope
 from app.routing import service, silences, views
 from app.routing.document import Document
@@ -53,6 +54,13 @@ def provide_routing_env(state: State) -> RoutingEnv:
 DEPENDENCIES = {"renv": Provide(provide_routing_env, sync_to_thread=False)}
 
 
+async def view(request: Request[Any, Any, Any], work: Any, what: str) -> Any:
+    """A view whose work grows with alerts x silences: stopped when its client goes away or past the view time
+    limit (app/pace.py)."""
+    seconds = request.app.state.settings.alert_view_timeout_seconds
+    return await bounded(request.receive, work, seconds=seconds, what=what)
+
+
 def alert_query(filters: Filters = None, state_: State_ = None) -> views.AlertFilter:
     """The filters `GET /v1/alerts` and `GET /v1/alerts/groups` share (their query parameters)."""
     return service.alert_filter(filters, state_)
@@ -82,21 +90,26 @@ class AlertController(Controller):
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[AlertOut]:
-        return await service.list_alerts(db, codec, renv, principal(request), flt, limit=limit, cursor=cursor)
+        work = service.list_alerts(db, codec, renv, principal(request), flt, limit=limit, cursor=cursor)
+        found: ListEnvelope[AlertOut] = await view(request, work, "Listing alerts")
+        return found
 
     @get("/groups", opt={"scope": "alerts:read"})
     async def groups(
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, flt: views.AlertFilter
     ) -> ListEnvelope[AlertGroupOut]:
         """The groups the routing tree forms of the alerts now (firing and suppressed unless `state` says)."""
-        found = await service.alert_groups(db, renv, principal(request), flt)
-        return ListEnvelope(data=found, has_more=False, next_cursor=None)
+        found = await view(request, service.alert_groups(db, renv, principal(request), flt), "Grouping alerts")
+        envelope = ListEnvelope(data=found, has_more=False, next_cursor=None)
+        body = await encoded(envelope, sum(len(g.alerts) for g in found))  # a big one off the event loop
+        return envelope if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 
     @get("/{fingerprint:str}", opt={"scope": "alerts:read"})
     async def retrieve(
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, fingerprint: str
     ) -> AlertOut:
-        return await service.get_alert(db, renv, principal(request), fingerprint)
+        found: AlertOut = await view(request, service.get_alert(db, renv, principal(request), fingerprint), "An alert")
+        return found
 
 
 class SilenceController(Controller):
@@ -239,7 +252,9 @@ class RoutingController(Controller):
     ) -> RoutingTestOut:
         """Which routes, notifiers and group an alert with these labels would get, and whether it would be
         silenced, inhibited or muted now; nothing is stored or sent."""
-        return await service.test_routing(db, renv, principal(request), data.labels)
+        work = service.test_routing(db, renv, principal(request), data.labels)
+        found: RoutingTestOut = await view(request, work, "Testing the labels")
+        return found
 
     @get("/status", opt={"scope": "routing:read"})
     async def status(self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv) -> RoutingStatus:

@@ -12,7 +12,7 @@ labels take is muted (the mute timings of those routes still apply to it, as bef
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import asyncpg
@@ -42,11 +42,21 @@ def monitor_route(monitor_id: str, notifier_ids: Sequence[str], repeat_seconds: 
 class Routes:
     tree: Tree
     monitors: Mapping[str, Route]  # monitor id -> its own route, for the monitors that name notifiers
+    # The tree's routes of each label set asked about: a view asks for each alert's two or three times.
+    _matched: dict[tuple[tuple[str, str], ...], list[Route]] = field(default_factory=dict, compare=False, repr=False)
+
+    def match(self, labels: Mapping[str, str]) -> list[Route]:
+        """`tree.match(labels)`, remembered."""
+        key = tuple(labels.items())
+        found = self._matched.get(key)
+        if found is None:
+            found = self._matched[key] = self.tree.match(labels)
+        return found
 
     def of(self, labels: Mapping[str, str], monitor_id: str | None) -> list[Route]:
         """The routes of an alert with these labels; `monitor_id`: the monitor that raised it, if any."""
         own = self.monitors.get(monitor_id) if monitor_id is not None else None
-        return [own] if own is not None else self.tree.match(labels)
+        return [own] if own is not None else self.match(labels)
 
     def of_labels(self, labels: Mapping[str, str]) -> list[Route]:
         """`of` when only the labels are known (a monitor's alerts carry its `monitor_id` label)."""
@@ -57,7 +67,7 @@ class Routes:
         if route.monitor_id is None:
             return self.tree.muted_by(route, now)
         names: list[str] = []
-        for taken in self.tree.match(labels):
+        for taken in self.match(labels):
             found = self.tree.muted_by(taken, now)
             if not found:
                 return []

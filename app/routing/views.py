@@ -16,6 +16,7 @@ import asyncpg
 
 from app.access import alert_clause
 from app.auth import Principal
+from app.pace import Pace
 from app.routing.labels import Labels, fingerprint
 from app.routing.matchers import Matcher, all_match
 from app.routing.schemas import AlertGroupOut, AlertOut, AlertSource, RouteMatch, RoutingTestOut
@@ -49,11 +50,12 @@ class AlertFilter:
 def render(row: Mapping[str, Any], suppressor: Suppressor) -> AlertOut:
     now = suppressor.now
     firing = row["ends_at"] is None or row["ends_at"] > now
-    verdict = suppressor.verdict(row["fingerprint"], row["labels"], firing=firing)
+    labels = dict(sorted(row["labels"].items()))  # in this order everywhere, so its routes are found once
+    verdict = suppressor.verdict(row["fingerprint"], labels, firing=firing)
     state = "resolved" if not firing else "suppressed" if verdict.suppressed else "firing"
     return AlertOut(
         fingerprint=row["fingerprint"],
-        labels=dict(sorted(row["labels"].items())),
+        labels=labels,
         annotations=dict(sorted(row["annotations"].items())),
         state=state,
         starts_at=iso_ms(row["starts_at"]),
@@ -75,9 +77,11 @@ async def scan(
     *,
     after: tuple[datetime, str] | None = None,
 ) -> AsyncGenerator[tuple[AlertOut, tuple[datetime, str]], None]:
-    """Alerts newest first (by `starts_at`, then fingerprint) with their sort keys, filtered; read in batches."""
+    """Alerts newest first (by `starts_at`, then fingerprint) with their sort keys, filtered; read in batches.
+    The event loop gets a turn every few ms of work, the caller's included (app/pace.py)."""
     visible, args = alert_clause(who, 1)
     cursor = after
+    pace = Pace()
     while True:
         where, params = visible, list(args)
         if cursor is not None:
@@ -89,6 +93,7 @@ async def scan(
             *params,
         )
         for row in rows:
+            await pace.tick()
             cursor = (row["starts_at"], row["fingerprint"])
             if not all_match(flt.matchers, row["labels"]):
                 continue

@@ -15,12 +15,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.errors import BeaconError
+from app.pace import bounded
 from app.routing import service as routing
 from app.routing.labels import describe
 from app.routing.schemas import ALERT_STATES, AlertGroupOut, AlertOut
 from app.routing.texts import lines
 from app.ui.names import notifier_names
-from app.ui.render import signed_page
+from app.ui.render import signed_page_off_loop
 from app.ui.session import signed_in
 
 
@@ -81,8 +82,10 @@ async def alert_list(
         flt = routing.alert_filter(filters, state)
     except BeaconError as exc:  # shown beside the filter: the form keeps what was typed
         error = exc.message
-    else:
-        groups = await routing.alert_groups(db, renv, who, flt)
+    else:  # the work grows with alerts x silences: bounded as the API's view is (app/pace.py)
+        seconds = request.app.state.settings.alert_view_timeout_seconds
+        work = routing.alert_groups(db, renv, who, flt)
+        groups = await bounded(request.receive, work, seconds=seconds, what="The alerts page")
     counts = {s: 0 for s in ALERT_STATES}
     seen: set[str] = set()
     for g in groups:  # an alert that `continue` sends down two routes is in two groups: counted once
@@ -91,7 +94,7 @@ async def alert_list(
                 seen.add(a.fingerprint)
                 counts[a.state] += 1
     views, more_groups = group_views(groups, group or None)
-    return signed_page(
+    return await signed_page_off_loop(
         request,
         "alerts.html",
         inhibitors=await inhibitor_names(db, who, groups, views),

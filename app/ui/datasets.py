@@ -59,9 +59,10 @@ async def dataset_page(
     field = field or None
     timer.mark("auth")
     state = request.app.state
-    data = await service.dataset_view(
-        db, codec, state.query_pool, state.settings, who, ds, rng, fn=fn, field_name=field, q=q
-    )
+    async with state.query_slots.hold(who.token_id):  # a turn among the token's queries (app/query/slots.py)
+        data = await service.dataset_view(
+            db, codec, state.query_pool, state.settings, who, ds, rng, fn=fn, field_name=field, q=q
+        )
     timer.add(data.timings)
     annotations = data.annotations or []
     chart = time_chart(

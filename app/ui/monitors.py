@@ -68,7 +68,8 @@ async def monitor_detail(
     default = range_for_window(timedelta(seconds=window))
     rng = resolve_range(range_, start or None, end or None, now, default=default)
     state = request.app.state
-    data = await monitor_page(db, codec, state.query_pool, state.routing_env, who, monitor_id, rng, now)
+    async with state.query_slots.hold(who.token_id):  # its chart queries: a turn among the token's queries
+        data = await monitor_page(db, codec, state.query_pool, state.routing_env, who, monitor_id, rng, now)
     m = data.monitor
     return signed_page(
         request,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -60,6 +61,21 @@ def signed_page(
     return page(
         name, status_code, headers, request=request, nav=nav, nav_items=items, csrf=csrf_token(request), **context
     )
+
+
+async def signed_page_off_loop(
+    request: Request[Any, Any, Any],
+    name: str,
+    *,
+    nav: str,
+    status_code: int = 200,
+    **context: Any,
+) -> Response[str]:
+    """`signed_page` rendered on a worker thread, for a page that can be big (the alerts of an outage: 10,000
+    alerts are seconds of template work, which held every other request as long)."""
+    items = nav_for(page_principal(request))
+    csrf = csrf_token(request)
+    return await asyncio.to_thread(page, name, status_code, None, nav=nav, nav_items=items, csrf=csrf, **context)
 
 
 _TITLES = {401: "Signed out", 403: "Not allowed", 404: "Not found", 409: "Conflict"}

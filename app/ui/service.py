@@ -50,6 +50,10 @@ FUNCTIONS: dict[str, str] = {
     "dcount": "dcount({f})",
 }
 MAX_ANNOTATION_PAGES = 5  # 500 annotations on one chart is more than anyone can read
+# The query box's table: at most this many columns and values (rows x columns), so that the page renders in
+# milliseconds whatever the result holds; the API returns the whole result.
+TABLE_COLUMNS = 40
+TABLE_CELLS = 20_000
 MAX_SERIES = 8
 MAX_FIELD_PAGES = 5
 T = TypeVar("T")
@@ -167,6 +171,9 @@ class ResultView:
     truncated: bool = False
     elapsed_ms: float = 0.0
     warnings: list[ResultWarning] = field(default_factory=list)  # as the API gives them (a misspelt field...)
+    # What the result holds beyond the table shown (TABLE_COLUMNS, TABLE_CELLS).
+    all_columns: int = 0
+    all_rows: int = 0
 
 
 def cell(value: Any) -> str:
@@ -187,12 +194,15 @@ def result_view(result: QueryResult, default_step: timedelta) -> ResultView:
     """The table of a query result, and lines when it can be charted: a datetime `_time` column and at least one
     numeric column; each other (text) column splits the lines into one per value, up to MAX_SERIES."""
     names = [c.name for c in result.columns]
+    shown = min(len(names), TABLE_COLUMNS)
     view = ResultView(
-        columns=names,
-        rows=[[cell(v) for v in row] for row in result.rows],
+        columns=names[:shown],
+        rows=[[cell(v) for v in row[:shown]] for row in result.rows[: max(1, TABLE_CELLS // max(1, shown))]],
         truncated=result.status.truncated,
         elapsed_ms=result.status.elapsed_ms,
         warnings=result.warnings,
+        all_columns=len(names),
+        all_rows=len(result.rows),
     )
     types = {c.name: c.type for c in result.columns}
     if types.get("_time") != "datetime":

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.access import require_unlimited
 from app.auth import Principal
 from app.errors import BeaconError
+from app.pace import bounded
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.routing import service as routing
 from app.routing import silences
@@ -59,10 +60,14 @@ async def silence_list(
     now = request.app.state.routing_env.now()
     state = state_ or None
     found = await silences.list_silences(db, codec, who, now, state=state, limit=MAX_LIMIT, cursor=cursor)
+    seconds = request.app.state.settings.alert_view_timeout_seconds  # the counts look at every alert (app/pace.py)
+    counts = await bounded(
+        request.receive, silenced_counts(db, request.app.state.routing_env, who), seconds=seconds, what="The counts"
+    )
     return signed_page(
         request,
         "silences.html",
-        silencing=await silenced_counts(db, request.app.state.routing_env, who),
+        silencing=counts,
         nav="silences",
         silences=found.data,
         next_cursor=found.next_cursor,

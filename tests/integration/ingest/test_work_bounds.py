@@ -1,5 +1,5 @@
 """A request's work is bounded before it is done: small gzip bodies that inflate to millions of lines, and
-JSON arrays read as they stream in rather than held whole."""
+JSON arrays parsed piece by piece as they inflate rather than held whole."""
 
 from __future__ import annotations
 
@@ -73,25 +73,26 @@ async def test_a_json_array_is_written_as_it_streams_in(client, auth, db):
     assert sorted(row["data"]["i"] for row in await stored(db)) == list(range(2_000))
 
 
-async def test_a_json_array_over_the_event_limit_is_refused_before_the_rest_is_read(client, auth, db):
+# The body as sent (at most 10 MB) is read whole before the request's transaction begins, so that no database
+# connection waits on a client (app/request_bodies.py); the limits below bound the parsing of what it holds.
+
+
+async def test_a_json_array_over_the_event_limit_is_refused(client, auth, db):
     first = b"[" + b",".join([b'{"a":1}'] * 10_001)
     chunks = [first, *(b"," + b",".join([b'{"a":1}'] * 10_000) for _ in range(50)), b"]"]
     status, body = await asgi_post(client, "/v1/ingest/web", {**auth, "content-type": JSON}, chunks)
     assert status == 400 and orjson.loads(body)["error"]["code"] == "too_many_events"
-    assert len(chunks) >= 50  # the app stopped reading after the first chunk or two
     await assert_nothing_stored(client, auth, db)
 
 
-async def test_a_json_array_element_past_the_bound_is_refused_before_the_rest_is_read(client, auth, db):
+async def test_a_json_array_element_past_the_bound_is_refused(client, auth, db):
     gz = gzip.compress(b'[{"a": 1}, {"big": "' + b"x" * (60 * MB) + b'"}]')
     chunks = [gz[i : i + 2048] for i in range(0, len(gz), 2048)]
-    sent = len(chunks)
     headers = {**auth, "content-type": JSON, "content-encoding": "gzip"}
     status, body = await asgi_post(client, "/v1/ingest/web", headers, chunks)
     err = orjson.loads(body)["error"]
     assert status == 413 and err["code"] == "payload_too_large", err
     assert "element of the JSON array" in err["message"] and "10 MB" in err["message"]
-    assert len(chunks) > sent / 2  # refused once 10 MB were held, not at the end of the 60 MB
     await assert_nothing_stored(client, auth, db)
 
 

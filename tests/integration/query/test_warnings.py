@@ -95,7 +95,17 @@ async def test_the_openapi_document_describes_the_warnings(client: Client) -> No
     doc = (await client.get("/schema/openapi.json")).json()
     schemas = doc["components"]["schemas"]
     code = schemas["ResultWarning"]["properties"]["code"]
-    assert code["enum"] == ["unknown_field", "unknown_dataset", "time_from_arrival"] and code["description"]
+    assert (
+        code["enum"]
+        == [
+            "unknown_field",
+            "unknown_dataset",
+            "time_from_arrival",
+            "too_many_fields",
+            "too_many_cells",
+        ]
+        and code["description"]
+    )
     for answer in ("QueryResult", "IngestResult", "MonitorSaved"):
         warnings = schemas[answer]["properties"]["warnings"]
         assert warnings["items"] == {"$ref": "#/components/schemas/ResultWarning"} and warnings["description"]

@@ -191,3 +191,16 @@ async def test_unknown_datasets_and_bad_parameters(client, web, admin_token):
     assert r.status_code == 400 and "must be a duration from 1m to 90d" in html.unescape(r.text)
     r = await client.get("/ui/datasets/web", params={"start": "yesterday"})
     assert r.status_code == 400 and "RFC 3339" in r.text
+
+
+async def test_the_query_box_shows_a_bounded_table_of_wide_events(client, web, auth, admin_token):
+    """Events of thousands of fields: the page's table shows the first columns and says what it left out."""
+    wide = {"_time": "2025-03-01T11:00:00Z", **{f"k{i:04d}": i for i in range(5_000)}}
+    r = await client.post("/v1/ingest/web", headers={**auth, "content-type": "application/json"}, json=[wide])
+    assert r.status_code == 200 and r.json()["ingested"] == 1, r.text
+    await sign_in(client, admin_token)
+    page = (await client.get("/ui/datasets/web", params={**DAY, "q": "['web'] | take 100"})).text
+    header = page.split('<table class="result">')[1].split("</thead>")[0]
+    assert header.count("<th>") == 40 and "<th>_time</th><th>duration_ms</th>" in header
+    assert "The table shows 7 of them and 40 of 1000 columns" in html.unescape(page)
+    assert 'data-code="too_many_fields"' in page  # the API's warning: 5,002 fields, 1,000 columns

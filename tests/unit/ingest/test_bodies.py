@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from app.errors import BeaconError
-from app.ingest.bodies import OUT_CHUNK, BodyReader, body_format, check_declared_length, is_gzip
+from app.ingest.bodies import OUT_CHUNK, BodyReader, body_format, check_declared_length, is_gzip, receive_body
 from app.ingest.limits import IngestLimits
 
 
@@ -19,7 +19,8 @@ async def stream(data: bytes, size: int = 1000) -> AsyncIterator[bytes]:
 
 
 async def read_all(data: bytes, *, gz: bool, limits: IngestLimits | None = None) -> tuple[bytes, BodyReader]:
-    reader = BodyReader(stream(data), gzip=gz, limits=limits or IngestLimits())
+    limits = limits or IngestLimits()
+    reader = BodyReader(await receive_body(stream(data), limits), gzip=gz, limits=limits)
     out = bytearray()
     async for chunk in reader.chunks():
         assert len(chunk) <= max(OUT_CHUNK, 1000)
@@ -54,7 +55,7 @@ async def test_gzip_bomb_stops_at_the_cap() -> None:
     compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
     bomb = b"".join(compressor.compress(b"\0" * (1 << 20)) for _ in range(64)) + compressor.flush()
     limits = IngestLimits(max_decompressed_bytes=8 * 1024 * 1024)
-    reader = BodyReader(stream(bomb), gzip=True, limits=limits)
+    reader = BodyReader(await receive_body(stream(bomb), limits), gzip=True, limits=limits)
     with pytest.raises(BeaconError, match="decompressed limit") as err:
         async for _ in reader.chunks():
             pass
@@ -62,7 +63,7 @@ async def test_gzip_bomb_stops_at_the_cap() -> None:
     assert reader.processed <= limits.max_decompressed_bytes + OUT_CHUNK  # never inflated much past the cap
 
 
-async def test_as_sent_cap_while_streaming() -> None:
+async def test_as_sent_cap_while_receiving() -> None:
     limits = IngestLimits(max_body_bytes=5000)
     with pytest.raises(BeaconError, match="over the 5,000 bytes limit") as err:
         await read_all(b"x" * 6000, gz=False, limits=limits)

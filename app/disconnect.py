@@ -1,9 +1,10 @@
 """Work that stops when its client goes away.
 
 An ASGI server does not cancel a request whose client has disconnected: a query would run to its end (10 to 18 s
-for a heavy one) for nobody. Its handler runs the work beside a watch on `receive`, which reports the disconnect
-once the body has been read; the work is then cancelled, and with it its statement in PostgreSQL (asyncpg sends
-the cancel request when a task awaiting a statement is cancelled). An export's stream is watched by Litestar
+for a heavy one) for nobody, and so would an alert view over thousands of silences. The handler runs the work
+beside a watch on `receive`, which reports the disconnect once the body has been read; the work is then
+cancelled, and with it its statement in PostgreSQL (asyncpg sends the cancel request when a task awaiting a
+statement is cancelled), or its computation at its next `await`. An export's stream is watched by Litestar
 itself (its streaming response cancels the stream when the client goes).
 """
 
@@ -17,7 +18,7 @@ from typing import TypeVar
 from litestar.exceptions import ClientException
 from litestar.types import Receive
 
-log = logging.getLogger("beacon.query")
+log = logging.getLogger("beacon.requests")
 
 T = TypeVar("T")
 
@@ -53,8 +54,8 @@ async def unless_disconnected(receive: Receive, work: Awaitable[T]) -> T:
         if not gone:
             raise
         task.uncancel()  # this task goes on, to answer (to nobody) with ClientGone
-        log.info("the client went away: its query was cancelled")
-        raise ClientGone(detail="The client closed the connection; its query was cancelled.") from None
+        log.info("the client went away: its work was cancelled")
+        raise ClientGone(detail="The client closed the connection; its work was cancelled.") from None
     finally:
         watching = False
         watch.cancel()
