@@ -127,6 +127,7 @@ class Notifier(Resource, kw_only=True):
     type: str
     target: str | None = None
     disabled_until: datetime | None = None
+    disabled_reason: str | None = None  # why Beacon disabled it by itself (a webhook's 410 Gone)
     created_at: datetime | None = None
     updated_at: datetime | None = None
 
