@@ -36,6 +36,7 @@ from collections import Counter, deque
 from datetime import datetime
 from typing import Any
 
+import asyncpg
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.http import HttpSender
@@ -45,7 +46,7 @@ from app.db.notifier import Notifier
 from app.deliveries import streams
 from app.deliveries.leases import CLAIM_DUE, CLAIM_UNMUTED, Claimed, Lease, LeaseKeeper, release, release_claim
 from app.deliveries.recording import Recorder, Sent
-from app.deliveries.sending import DeliveryEnv, Destination, prepare, reusable, send_limit, send_once
+from app.deliveries.sending import TEST_KIND, DeliveryEnv, Destination, prepare, reusable, send_limit, send_once
 from app.errors import database_unavailable
 from app.notifiers.service import build_notifier_env
 from app.settings import Settings
@@ -57,6 +58,9 @@ CLAIM_BATCH = 64
 MAX_TIMER_SECONDS = 3600.0
 # After a claim failed (the database dropped the connection), claim again this soon rather than at the next poll.
 CLAIM_RETRY_SECONDS = 0.25
+NOTIFIERS = """
+SELECT id, name, type, target, config_sealed, disabled_until, disabled_reason, created_at, updated_at
+FROM notifiers WHERE id = ANY($1::text[])"""
 
 
 class Dispatcher:
@@ -147,7 +151,7 @@ class Dispatcher:
                         leased += [Lease(*r.values()) for r in found]
                     if not leased:
                         return [], False
-                    claimed, settled = await self._prepare(session, leased, token, claimed_at)
+                    claimed, settled = await self._prepare(session, driver, leased, token, claimed_at)
                     await session.commit()
                 except BaseException:
                     if driver.is_closed():
@@ -164,19 +168,26 @@ class Dispatcher:
         return claimed, len(leased) == limit or settled > 0
 
     async def _prepare(
-        self, session: AsyncSession, leased: list[Lease], token: str, claimed_at: float
+        self, session: AsyncSession, driver: asyncpg.Connection, leased: list[Lease], token: str, claimed_at: float
     ) -> tuple[list[Claimed], int]:
-        """The sends to make of the leased rows, and how many rows were settled instead (deferred, paced, closed)."""
-        env = self.env
+        """The sends to make of the leased rows, and how many rows were settled instead (deferred, paced, closed).
+
+        The common case (a notifier that exists, is not muted, not paced) needs only the claim's notifiers, read in
+        one statement; the others go through `sending.prepare` in a transaction (the rows it settles are written)."""
+        env, now = self.env, utcnow()
         claimed: list[Claimed] = []
         settled = 0
         deadline = claimed_at + self.lease_seconds
-        # Per notifier, the destination its first row's `prepare` made: the claim's other rows for it send
-        # through it, so each claim reads and unseals a notifier once. A deferred row always settles its
-        # stream in `prepare`.
+        # Per notifier, the destination its first row made: the claim's other rows for it send through it, so each
+        # claim reads and unseals a notifier once. A deferred row always settles its stream in `prepare`.
         destinations: dict[str, Destination] = {}
+        wanted = sorted({row.notifier_id for row in leased if not row.deferred and row.kind != TEST_KIND})
+        for found in await driver.fetch(NOTIFIERS, wanted) if wanted else ():
+            ready = self._destination(Notifier(**dict(found)), now)
+            if ready is not None:
+                destinations[found["id"]] = ready
         for row in leased:
-            destination = None if row.deferred else destinations.get(row.notifier_id)
+            destination = None if row.deferred or row.kind == TEST_KIND else destinations.get(row.notifier_id)
             if destination is not None:
                 plan = destination.plan(env, row.id, row.event)
             else:
@@ -196,6 +207,17 @@ class Dispatcher:
                 Claimed(row.id, row.notifier_id, token, row.attempts, row.max_attempts, plan, claimed_at, deadline)
             )
         return claimed, settled
+
+    def _destination(self, notifier: Notifier, now: datetime) -> Destination | None:
+        """The notifier's destination when its rows need nothing of `prepare`: not muted, its type installed, not
+        paced (each paced row takes a slot of its own)."""
+        if notifier.disabled_until is not None and notifier.disabled_until > now:
+            return None
+        adapter_cls = self.env.notifiers.registry.get(notifier.type)
+        if adapter_cls is None:
+            return None
+        destination = Destination.of(self.env, notifier, adapter_cls, now)
+        return destination if destination.pacing_key is None else None
 
     # -- sending --------------------------------------------------------------------------------------------
 
