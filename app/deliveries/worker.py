@@ -28,7 +28,6 @@ process, for the earliest). Without a server (tests, tools), `deliver_due` sends
 from __future__ import annotations
 
 import asyncio
-import heapq
 import logging
 import secrets
 import time
@@ -47,6 +46,7 @@ from app.deliveries import streams
 from app.deliveries.leases import CLAIM_DUE, CLAIM_UNMUTED, Claimed, Lease, LeaseKeeper, release, release_claim
 from app.deliveries.recording import Recorder, Sent
 from app.deliveries.sending import TEST_KIND, DeliveryEnv, Destination, prepare, reusable, send_limit, send_once
+from app.deliveries.timers import WakeTimer
 from app.errors import database_unavailable
 from app.notifiers.service import build_notifier_env
 from app.settings import Settings
@@ -56,8 +56,9 @@ log = logging.getLogger("beacon.deliveries")
 CLAIM_BATCH = 64
 # A timer further out than this is not set: the scheduler's poll finds the row anyway.
 MAX_TIMER_SECONDS = 3600.0
-# After a claim failed (the database dropped the connection), claim again this soon rather than at the next poll.
-CLAIM_RETRY_SECONDS = 0.25
+# After a claim failed (the database dropped the connection), claim again this soon rather than at the next poll,
+# twice as late after each further failure.
+CLAIM_RETRY_SECONDS, CLAIM_RETRY_MAX_SECONDS = 0.25, 5.0
 NOTIFIERS = """
 SELECT id, name, type, target, config_sealed, disabled_until, disabled_reason, created_at, updated_at
 FROM notifiers WHERE id = ANY($1::text[])"""
@@ -91,11 +92,9 @@ class Dispatcher:
         self._pumping = False
         self._again = False
         self._pump_task: asyncio.Task[None] | None = None
-        self._due: list[float] = []  # a heap of the loop times at which rows fall due here (retries, pacing, mutes)
-        self._timer: asyncio.Handle | None = None  # set for the earliest of them, at `_timer_at`
-        # (kept here: uvloop's `call_at` returns a plain Handle, without `when()`, for a time already past)
-        self._timer_at = 0.0
+        self.timer = WakeTimer(self.wake)  # when rows fall due here (retries, pacing, mutes)
         self._claim_wanted = False
+        self._claim_failures = 0  # in a row
 
     def _waiting(self, notifier_id: str | None = None) -> int:
         if notifier_id is None:
@@ -327,12 +326,16 @@ class Dispatcher:
                 self._again = False
                 try:
                     await self.pump()
+                    self._claim_failures = 0
                 except Exception as exc:
+                    # Again soon, then less often while it keeps failing (the database is down: one line a few s).
+                    delay = min(CLAIM_RETRY_SECONDS * 2**self._claim_failures, CLAIM_RETRY_MAX_SECONDS)
+                    self._claim_failures += 1
                     if database_unavailable(exc):
-                        log.warning("delivery claim failed (%s); claiming again shortly", exc)
+                        log.warning("delivery claim failed (%s); claiming again in %g s", exc, delay)
                     else:
-                        log.exception("delivery claim failed; claiming again shortly")
-                    self._wake_after(CLAIM_RETRY_SECONDS)
+                        log.exception("delivery claim failed; claiming again in %g s", delay)
+                    self._wake_after(delay)
                 if not self._again or not self.serving:
                     return
         finally:
@@ -343,30 +346,9 @@ class Dispatcher:
         self._wake_after((when - utcnow()).total_seconds())
 
     def _wake_after(self, delay: float) -> None:
-        """Claim again in `delay` seconds. One timer, for the earliest time: when it fires it is set for the next."""
-        if not self.serving or delay > MAX_TIMER_SECONDS:
-            return
-        loop = asyncio.get_running_loop()
-        at = loop.time() + max(delay, 0.0) + 0.005
-        heapq.heappush(self._due, at)
-        if self._timer is None or at < self._timer_at:
-            self._set_timer(loop)
-
-    def _set_timer(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = None
-        if self._due:
-            self._timer_at = self._due[0]
-            self._timer = loop.call_at(self._timer_at, self._on_timer)
-
-    def _on_timer(self) -> None:
-        loop = asyncio.get_running_loop()
-        while self._due and self._due[0] <= loop.time():
-            heapq.heappop(self._due)
-        self._timer = None
-        self._set_timer(loop)
-        self.wake()
+        """Claim again in `delay` seconds (server mode only)."""
+        if self.serving and delay <= MAX_TIMER_SECONDS:
+            self.timer.after(delay)
 
     async def run_due(self, limit: int) -> int:
         """Send what is due now and wait for it (no server): returns the number of attempts made."""
@@ -388,10 +370,7 @@ class Dispatcher:
     async def stop(self, grace: float) -> None:
         """Shutdown: claim nothing more and let the sends in flight finish (then record them)."""
         self.serving = False
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._due.clear()
+        self.timer.stop()
         waiting = [c for q in self.queued.values() for c in q]
         self.queued.clear()
         await release(self.engine, [(c.delivery_id, c.token) for c in waiting])

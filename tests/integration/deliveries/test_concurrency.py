@@ -303,7 +303,7 @@ async def test_retries_wait_on_one_timer_and_each_goes_at_its_time(client, auth,
     timers = [
         h
         for h in loop._scheduled  # type: ignore[attr-defined]
-        if not h.cancelled() and getattr(h._callback, "__qualname__", "").startswith("Dispatcher.")
+        if not h.cancelled() and getattr(h._callback, "__qualname__", "").startswith("WakeTimer.")
     ]
     assert len(timers) == 1, timers
 
