@@ -106,57 +106,63 @@ class Recorder:
             self.task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
-        while self._outcomes:
-            batch, self._outcomes = self._outcomes, []
-            done = await self._write_until_taken(batch)
-            for outcome in batch:
-                if not outcome.recorded.done():
-                    outcome.recorded.set_result(done[outcome.claimed.delivery_id])
-
-    async def _write_until_taken(self, batch: list[Sent]) -> dict[str, Recorded]:
-        """Write `batch`; after a failure, again on a new connection with what came in meanwhile, until it is taken
-        (a failure that is not the connection's: a few times, then the rows are left to their leases)."""
+        """Write batches while outcomes come in, on one connection while they keep coming; after a failure, again on
+        a new connection with what came in meanwhile, until the batch is taken (a failure that is not the
+        connection's: a few times, then its rows are left to their leases)."""
+        batch: list[Sent] = []
         delay, others, retried = RETRY_FIRST, 0, False
-        while True:
+        while batch or self._outcomes:
             try:
-                return await self._write(batch, retried=retried)
+                async with autocommit_connection(self.engine) as conn:
+                    while True:
+                        batch += self._outcomes
+                        self._outcomes = []
+                        if not batch:
+                            break  # and look again once the connection is back in the pool
+                        self._resolve(batch, await self._write(conn, batch, retried=retried))
+                        batch, delay, others, retried = [], RETRY_FIRST, 0, False
             except Exception as exc:
                 if not _retryable(exc):
                     others += 1
                     if others >= OTHER_FAILURE_TRIES:
                         # Their leases run out and the rows are claimed again: sent twice rather than never.
                         log.exception("recording %d delivery outcomes failed; their leases run out", len(batch))
-                        return {s.claimed.delivery_id: Recorded(None, True, False) for s in batch}
+                        self._resolve(batch, {s.claimed.delivery_id: Recorded(None, True, False) for s in batch})
+                        batch, delay, others, retried = [], RETRY_FIRST, 0, False
+                        continue
                 if not retried:
                     log.warning("recording %d delivery outcomes failed (%s); trying again", len(batch), exc)
                 retried = True
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
-                batch += self._outcomes
-                self._outcomes = []
 
-    async def _write(self, batch: list[Sent], *, retried: bool) -> dict[str, Recorded]:
+    @staticmethod
+    def _resolve(batch: list[Sent], done: dict[str, Recorded]) -> None:
+        for outcome in batch:
+            if not outcome.recorded.done():
+                outcome.recorded.set_result(done[outcome.claimed.delivery_id])
+
+    async def _write(self, conn: asyncpg.Connection, batch: list[Sent], *, retried: bool) -> dict[str, Recorded]:
         """One statement for the batch, each row only if its lease is still ours."""
         env, now = self.env, utcnow()
         results = [outcome_of(env, s.claimed.attempts + 1, s.claimed.max_attempts, s.result, now) for s in batch]
-        async with autocommit_connection(self.engine) as conn:
-            rows = await conn.fetch(
-                RECORD,
-                [s.claimed.delivery_id for s in batch],
-                [s.claimed.token for s in batch],
-                [o.status for o in results],
-                [s.claimed.attempts + 1 for s in batch],
-                [s.started for s in batch],
-                [s.result.status for s in batch],
-                [o.error for o in results],
-                [o.next_attempt_at for o in results],
-                [s.duration_ms for s in batch],
-                [s.result.ok for s in batch],
-                [s.result.retryable for s in batch],
-                [None if s.result.ok else (s.result.detail or "failed")[:ERROR_LIMIT] for s in batch],
-                [gone_reason(s.claimed.delivery_id, now) if s.result.gone else None for s in batch],
-                DISABLED_FOR_GOOD,
-            )
+        rows = await conn.fetch(
+            RECORD,
+            [s.claimed.delivery_id for s in batch],
+            [s.claimed.token for s in batch],
+            [o.status for o in results],
+            [s.claimed.attempts + 1 for s in batch],
+            [s.started for s in batch],
+            [s.result.status for s in batch],
+            [o.error for o in results],
+            [o.next_attempt_at for o in results],
+            [s.duration_ms for s in batch],
+            [s.result.ok for s in batch],
+            [s.result.retryable for s in batch],
+            [None if s.result.ok else (s.result.detail or "failed")[:ERROR_LIMIT] for s in batch],
+            [gone_reason(s.claimed.delivery_id, now) if s.result.gone else None for s in batch],
+            DISABLED_FOR_GOOD,
+        )
         kept = {r["id"]: r["has_next"] for r in rows}
         notifier_of = {s.claimed.delivery_id: s.claimed.notifier_id for s in batch}
         disabled = {notifier_of[r["id"]] for r in rows if r["disabled"]}
