@@ -5,6 +5,7 @@ details."""
 from __future__ import annotations
 
 import email.utils
+import logging
 import socket
 import time
 from collections.abc import Iterable, Mapping
@@ -25,6 +26,23 @@ USER_AGENT = "Beacon-Notifier/1.0"
 RETRYABLE_STATUSES = frozenset({408, 429})
 MAX_RETRY_AFTER_SECONDS = 3600.0
 DETAIL_LIMIT = 300
+
+
+class _DropRequestLines(logging.Filter):
+    """httpx logs every request URL at INFO, and a notifier URL carries its credential: keep those lines out (a
+    plugin's adapter may send with httpx; the Python client in the same process does)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("HTTP Request:")
+
+
+_FILTER = _DropRequestLines()
+
+
+def quiet_httpx_request_logs() -> None:
+    logger = logging.getLogger("httpx")
+    if _FILTER not in logger.filters:
+        logger.addFilter(_FILTER)
 
 
 def _mask_exact(text: str, secrets: list[str]) -> str:
@@ -116,6 +134,7 @@ class HttpSender:
         self.guard = guard
         self.timeout = aiohttp.ClientTimeout(total=None, connect=min(timeout, 5.0), sock_read=timeout)
         self._session: aiohttp.ClientSession | None = None  # made on first use, on the loop that sends
+        quiet_httpx_request_logs()
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
