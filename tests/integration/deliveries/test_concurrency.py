@@ -344,3 +344,36 @@ def test_the_timer_takes_uvloops_plain_handles(settings, caplog):
     uvloop.run(scenario())
     failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert failures == [], [r.getMessage() for r in failures]
+
+
+async def test_a_send_ends_within_its_time_limit_however_slowly_the_answer_trickles(client, auth, db, local_settings):
+    # Each step of a request has the HTTP timeout (1 s), and a destination answering a byte every 0.2 s never hits
+    # it: the send as a whole is cut off at its limit (here half the 4 s lease), so it never outlives its lease.
+    settings = replace(local_settings, http_timeout_seconds=1.0, delivery_lease_seconds=4.0)
+
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"x" * 1000:
+                writer.write(bytes([byte]))
+                await writer.drain()
+                await asyncio.sleep(0.2)
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(trickle, "127.0.0.1", 0)
+    try:
+        n = await notifier(client, auth, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/slow")
+        worker = SimpleNamespace(delivery_env=offline_delivery_env(settings, db))
+        (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+        started = time.monotonic()
+        assert await asyncio.wait_for(deliver_due(worker), 10) == 1
+        assert time.monotonic() - started < 3.5
+        await worker.delivery_env.http.aclose()
+    finally:
+        server.close()
+    async with db() as s:
+        row = (await s.execute(text("SELECT status, error FROM deliveries WHERE id = :id"), {"id": dlv})).one()
+    assert row.status == "retrying" and row.error == "timeout: no answer within 2 s in all"
