@@ -54,10 +54,8 @@ class Counting:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                fields = dict(
-                    line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line
-                )  # fmt: skip
-                fields = {k.strip().lower(): v.strip() for k, v in fields.items()}
+                pairs = (line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line)
+                fields = {k.strip().lower(): v.strip() for k, v in pairs}
                 await reader.readexactly(int(fields.get(b"content-length", b"0")))
                 self.arrivals.append(fields[b"webhook-id"].decode())
                 self.on_arrival(len(self.arrivals))
@@ -127,9 +125,7 @@ WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type 
 """
 
 
-async def test_terminated_connections_send_nothing_twice_and_lose_nothing(
-    client, auth, db, local_settings, receiver, tmp_path
-):
+async def test_terminated_connections_send_nothing_twice_and_lose_nothing(client, auth, db, local_settings, receiver):
     # A short lease: a row whose outcome was not recorded would be sent again within the test.
     server = Server(serve_env(local_settings, BEACON_DELIVERY_LEASE_SECONDS="4"), free_port())
     try:
