@@ -162,9 +162,10 @@ class LeaseKeeper:
     def hold(self, rows: Iterable[Claimed]) -> None:
         for c in rows:
             self.held[c.delivery_id] = c
-        if self.held and (self._task is None or self._task.done()):
-            self._emptied.clear()
-            self._task = asyncio.create_task(self._keep())
+        if self.held:
+            self._emptied.clear()  # also when the task is running: it may have seen the set held empty a moment ago
+            if self._task is None or self._task.done():
+                self._task = asyncio.create_task(self._keep())
 
     def drop(self, claimed: Claimed) -> None:
         if self.held.get(claimed.delivery_id) is claimed:
