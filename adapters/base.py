@@ -247,13 +247,16 @@ class Message(msgspec.Struct, kw_only=True):
 
 class DeliveryResult(msgspec.Struct, kw_only=True, frozen=True):
     """The outcome of one send. `retryable` says whether trying again later may help; `retry_after` is the
-    destination's own wish (seconds), `status` its response code, `detail` a short, secret-free explanation."""
+    destination's own wish (seconds), `status` its response code, `detail` a short, secret-free explanation.
+    `gone`: the destination says it will never take a message again (a Standard Webhooks receiver's 410 Gone);
+    the worker then disables the notifier until a person re-enables it."""
 
     ok: bool
     retryable: bool = False
     retry_after: float | None = None
     status: int | None = None
     detail: str = ""
+    gone: bool = False
 
 
 class TemplateFailure(Exception):

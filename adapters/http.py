@@ -1,22 +1,25 @@
-"""HTTP for every adapter: one `httpx.AsyncClient`, timeouts, the private-network guard at send time (with the
-connection pinned to the checked address), status classification and redaction of secrets in details."""
+"""HTTP for every adapter: one aiohttp session, timeouts, the private-network guard at send time (and on every
+connection opened: it goes to the address the guard checked), status classification and redaction of secrets in
+details."""
 
 from __future__ import annotations
 
 import email.utils
 import logging
+import socket
 import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
 import msgspec
+from aiohttp.abc import AbstractResolver, ResolveResult
+from yarl import URL
 
 from adapters.base import MASK, DeliveryResult
-from adapters.guard import DestinationGuard, DestinationRefused, Unresolvable
+from adapters.guard import DestinationGuard, DestinationRefused, Unresolvable, literal_address
 from adapters.redaction import redact as redact  # what every outcome's detail is masked with
 
 USER_AGENT = "Beacon-Notifier/1.0"
@@ -26,7 +29,8 @@ DETAIL_LIMIT = 300
 
 
 class _DropRequestLines(logging.Filter):
-    """httpx logs every request URL at INFO, and a notifier URL carries its credential: keep those lines out."""
+    """httpx logs every request URL at INFO, and a notifier URL carries its credential: keep those lines out (a
+    plugin's adapter may send with httpx; the Python client in the same process does)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith("HTTP Request:")
@@ -96,21 +100,57 @@ def classify(status: int, headers: Mapping[str, str], body: str = "") -> Deliver
     return DeliveryResult(ok=False, retryable=False, status=status, detail=detail)
 
 
-class HttpSender:
-    """Shared by the HTTP adapters; created once per app (lifespan) and closed with it."""
+class _GuardResolver(AbstractResolver):
+    """Name resolution for the HTTP client through the private-network guard: a connection goes only to an address
+    the guard has checked, whatever the name resolves to later (DNS rebinding). (A literal address is not resolved:
+    `HttpSender.post` checks it before every send.)"""
 
-    def __init__(self, guard: DestinationGuard, *, timeout: float = 10.0, client: httpx.AsyncClient | None = None):
+    def __init__(self, guard: DestinationGuard) -> None:
         self.guard = guard
-        self.client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
-            follow_redirects=False,  # a redirect could lead past the private-network guard
-            headers={"User-Agent": USER_AGENT},
-            trust_env=False,  # never through a proxy from the environment
-        )
+
+    async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[ResolveResult]:
+        return [
+            {
+                "hostname": host,
+                "host": address,
+                "port": port,
+                "family": socket.AF_INET6 if ":" in address else socket.AF_INET,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+            for address in await self.guard.addresses(host, port)
+        ]
+
+    async def close(self) -> None:
+        pass
+
+
+class HttpSender:
+    """Shared by the HTTP adapters; created once per app (lifespan) and closed with it. Its connections are kept
+    alive and reused (aiohttp: a request costs about a tenth of the CPU time it does with httpx, bench/RESULTS.md);
+    each goes to an address the guard checked when it was opened."""
+
+    def __init__(self, guard: DestinationGuard, *, timeout: float = 10.0) -> None:
+        self.guard = guard
+        self.timeout = aiohttp.ClientTimeout(total=None, connect=min(timeout, 5.0), sock_read=timeout)
+        self._session: aiohttp.ClientSession | None = None  # made on first use, on the loop that sends
         quiet_httpx_request_logs()
 
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(resolver=_GuardResolver(self.guard), use_dns_cache=False),
+                timeout=self.timeout,
+                headers={"User-Agent": USER_AGENT},
+                cookie_jar=aiohttp.DummyCookieJar(),  # one destination's cookies never reach another
+                trust_env=False,  # never through a proxy from the environment
+            )
+        return self._session
+
     async def aclose(self) -> None:
-        await self.client.aclose()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     async def post_json(
         self,
@@ -137,57 +177,41 @@ class HttpSender:
     ) -> DeliveryResult:
         secrets = [*secrets, url]
         try:
-            request = await self._pinned_request(url, body, headers, params)
-            response = await self.client.send(request)
-            try:
-                text = (await response.aread())[:4096].decode("utf-8", "replace")
-            finally:
-                await response.aclose()
+            target, host, port, host_header = _target(url, tuple(params.items()) if params else ())
+            await self.guard.addresses(host, port)  # refused now, not only when a connection is opened
+            if host_header:
+                headers = {**headers, "Host": host_header}
+            # No redirects: one could lead past the guard.
+            async with self._client().post(target, data=body, headers=headers, allow_redirects=False) as response:
+                text = (await response.content.read(4096)).decode("utf-8", "replace")
         except DestinationRefused as exc:
             return DeliveryResult(ok=False, retryable=False, detail=redact(f"refused: {exc}", secrets))
-        except httpx.InvalidURL as exc:  # stored before the config check parsed URLs as httpx does
+        except (aiohttp.InvalidURL, ValueError) as exc:  # stored before the config check parsed URLs as we do
             return DeliveryResult(ok=False, retryable=False, detail=redact(f"invalid URL: {exc}", secrets))
         except Unresolvable as exc:
             return DeliveryResult(ok=False, retryable=True, detail=redact(f"network error: {exc}", secrets))
-        except httpx.TimeoutException as exc:
+        except TimeoutError as exc:  # aiohttp's timeouts are TimeoutErrors
             return DeliveryResult(ok=False, retryable=True, detail=f"timeout: {type(exc).__name__}")
-        except (httpx.TransportError, OSError) as exc:
+        except (aiohttp.ClientError, OSError) as exc:
             return DeliveryResult(
                 ok=False, retryable=True, detail=redact(f"network error: {type(exc).__name__}: {exc}", secrets)
             )
         # Redact before classify() shortens the body: a cut must never leave half a secret behind.
-        return classify(response.status_code, response.headers, redact(text, secrets))
-
-    async def _pinned_request(
-        self, url: str, body: bytes, headers: Mapping[str, str], params: Mapping[str, str] | None
-    ) -> httpx.Request:
-        """Resolve and check the host, then connect to that very address (Host header and TLS name unchanged)."""
-        target, host, port, host_header = _target(url, tuple(params.items()) if params else ())
-        address = (await self.guard.addresses(host, port))[0]
-        extensions: dict[str, Any] = {"sni_hostname": host} if target.scheme == "https" else {}
-        return self.client.build_request(
-            "POST",
-            _pinned(target, address),
-            content=body,
-            headers={**headers, "Host": host_header},
-            extensions=extensions,
-        )
+        return classify(response.status, response.headers, redact(text, secrets))
 
 
 # A notifier's URL is parsed once, not on every send (the check of the address it resolves to still is made on
 # every send).
 @lru_cache(maxsize=1024)
-def _target(url: str, params: tuple[tuple[str, str], ...]) -> tuple[httpx.URL, str, int, str]:
-    """The URL to send to (with `params`), its host, port and Host header."""
-    target = httpx.URL(url)
+def _target(url: str, params: tuple[tuple[str, str], ...]) -> tuple[URL, str, int, str | None]:
+    """The URL to send to (with `params`), its host and port, and the Host header when it is not the URL's: an
+    address written as one number, octal or hex (`2130706433`, `0x7f.1`) is sent to the address it means."""
+    target = URL(url)
     if params:
-        target = target.copy_merge_params(dict(params))
-    parts = urlsplit(str(target))
-    host = parts.hostname or ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return target, host, port, target.netloc.decode("ascii")
-
-
-@lru_cache(maxsize=1024)
-def _pinned(target: httpx.URL, address: str) -> httpx.URL:
-    return target.copy_with(host=address)
+        target = target.update_query(dict(params))
+    host = target.raw_host or ""
+    port = target.port or (443 if target.scheme == "https" else 80)
+    address = literal_address(host)
+    if address is None or address == host.strip("[]"):
+        return target, host, port, None
+    return target.with_host(address), host, port, target.raw_authority

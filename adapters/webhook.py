@@ -18,6 +18,7 @@ from adapters.base import ConfigError, DeliveryResult, Event, Message, Secret
 from adapters.url_adapter import UrlAdapter, UrlConfig
 
 SECRET_PREFIX = "whsec_"
+GONE = 410
 
 
 def new_signing_secret() -> str:
@@ -79,7 +80,11 @@ class Webhook(UrlAdapter[WebhookConfig]):
             "webhook-timestamp": str(timestamp),
             "webhook-signature": signature_header(secrets_, self.context.message_id, timestamp, body),
         }
-        return await self.context.http.post(self.config.url, body, headers=headers, secrets=self.secret_values())
+        result = await self.context.http.post(self.config.url, body, headers=headers, secrets=self.secret_values())
+        if result.status == GONE:
+            # Standard Webhooks: 410 means the endpoint is gone for good and its sender should stop sending.
+            return msgspec.structs.replace(result, gone=True)
+        return result
 
     @classmethod
     def check(cls, config: WebhookConfig) -> None:

@@ -3,9 +3,10 @@
 1. Rendering: messages/s for each adapter (Jinja template + JSON parse) against a baseline of building the
    same payload dict by hand and `json.dumps` — the price of keeping message text in templates.
 2. Sending: 1,000 deliveries queued at once (1,000 monitors' streams, one webhook notifier) through the worker
-   (claim and lease with SKIP LOCKED, unseal, render, sign, POST, record the attempt) against bare `httpx` POSTs of
-   the same number of bodies to the same receiver (a keep-alive server in another process), as many at a time
-   as the worker sends to one destination — the price of the outbox.
+   (claim and lease with SKIP LOCKED, unseal, render, sign, POST, record the attempt) against bare POSTs of the
+   same number of bodies to the same receiver (a keep-alive server in another process), as many at a time as the
+   worker sends to one destination: with `httpx` (the baseline of the earlier runs in bench/RESULTS.md) and with
+   `aiohttp` (the client the worker sends with since issue 26) — the price of the outbox.
 
 Needs a PostgreSQL server: BEACON_BENCH_DATABASE_URL (e.g. postgresql://postgres@127.0.0.1:5432/postgres);
 a scratch database is created and dropped. Run:
@@ -27,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import aiohttp
 import asyncpg
 import httpx
 import msgspec
@@ -101,13 +103,18 @@ async def bench_send(server_url: str) -> None:
             event = kit.sample_events()["triggered"]
             webhook = next(a for a in BUILTIN if a.type == "webhook")
             body = msgspec.json.encode(kit.adapter(webhook, CONFIGS["webhook"]).render(event).payload)  # the same bytes
-            baselines, rates, bare_cpu, worker_cpu = [], [], [], []
+            baselines, lean, rates, bare_cpu, lean_cpu, worker_cpu = [], [], [], [], [], []
             for round_ in range(ROUNDS):
                 async with httpx.AsyncClient() as client:
                     start, cpu = time.perf_counter(), time.process_time()
                     await bare_posts(client, receiver.url + "/hook", body, per_destination)
                     baselines.append(N_SEND / (time.perf_counter() - start))
                     bare_cpu.append((time.process_time() - cpu) / N_SEND * 1e6)
+                async with aiohttp.ClientSession() as session:
+                    start, cpu = time.perf_counter(), time.process_time()
+                    await bare_aiohttp_posts(session, receiver.url + "/hook", body, per_destination)
+                    lean.append(N_SEND / (time.perf_counter() - start))
+                    lean_cpu.append((time.process_time() - cpu) / N_SEND * 1e6)
                 async with sessions() as s:
                     for i in range(N_SEND):
                         service.enqueue(s, denv, notifier_id=n.id, event=event, monitor_id=f"mon_{round_}_{i}")
@@ -127,23 +134,29 @@ async def bench_send(server_url: str) -> None:
                 assert sent == N_SEND and receiver.count - received == N_SEND, (sent, receiver.count - received)
                 rates.append(N_SEND / elapsed)
                 print(
-                    f"round {round_ + 1}: bare POSTs {baselines[-1]:,.0f} req/s, worker {rates[-1]:,.0f} deliveries/s"
-                    f" ({N_SEND} in {elapsed:.2f} s), ratio {rates[-1] / baselines[-1]:.2f};"
-                    f" CPU of this process per message: bare {bare_cpu[-1]:,.0f} µs, worker {worker_cpu[-1]:,.0f} µs"
+                    f"round {round_ + 1}: bare POSTs httpx {baselines[-1]:,.0f} / aiohttp {lean[-1]:,.0f} req/s,"
+                    f" worker {rates[-1]:,.0f} deliveries/s ({N_SEND} in {elapsed:.2f} s),"
+                    f" ratio {rates[-1] / baselines[-1]:.2f} / {rates[-1] / lean[-1]:.2f};"
+                    f" CPU of this process per message: bare {bare_cpu[-1]:,.0f} / {lean_cpu[-1]:,.0f} µs,"
+                    f" worker {worker_cpu[-1]:,.0f} µs"
                 )
             await engine.dispose()
         baseline, rate = max(baselines), max(rates)
         print(
             f"send baseline (bare httpx POSTs, {per_destination} at a time): {baseline:,.0f} req/s (best of {ROUNDS})"
         )
+        print(f"bare aiohttp POSTs, {per_destination} at a time: {max(lean):,.0f} req/s (best of {ROUNDS})")
         print(
             f"send through the worker ({N_SEND} streams, one webhook notifier, signed, logged): {rate:,.0f}"
             f" deliveries/s, {N_SEND / rate:.2f} s for all (best of {ROUNDS})   ratio {rate / baseline:.3f}"
+            f" (to aiohttp's: {rate / max(lean):.3f})"
         )
         cpu_ratio = min(bare_cpu) / min(worker_cpu)
         print(
-            f"CPU per message (best of {ROUNDS}): bare {min(bare_cpu):,.0f} µs, worker {min(worker_cpu):,.0f} µs"
-            f"   ratio {cpu_ratio:.3f} (the worker's process only; PostgreSQL's backends are not counted)"
+            f"CPU per message (best of {ROUNDS}): bare httpx {min(bare_cpu):,.0f} µs, bare aiohttp"
+            f" {min(lean_cpu):,.0f} µs, worker {min(worker_cpu):,.0f} µs   ratio {cpu_ratio:.3f}"
+            f" (to aiohttp's: {min(lean_cpu) / min(worker_cpu):.3f}; the worker's process only, PostgreSQL's backends"
+            " are not counted)"
         )
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -156,6 +169,17 @@ async def bare_posts(client: httpx.AsyncClient, url: str, body: bytes, at_a_time
     async def post() -> None:
         async with sem:
             r = await client.post(url, content=body, headers={"Content-Type": "application/json"})
+            r.raise_for_status()
+
+    await asyncio.gather(*(post() for _ in range(N_SEND)))
+
+
+async def bare_aiohttp_posts(session: aiohttp.ClientSession, url: str, body: bytes, at_a_time: int) -> None:
+    sem = asyncio.Semaphore(at_a_time)
+
+    async def post() -> None:
+        async with sem, session.post(url, data=body, headers={"Content-Type": "application/json"}) as r:
+            await r.read()
             r.raise_for_status()
 
     await asyncio.gather(*(post() for _ in range(N_SEND)))

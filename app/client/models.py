@@ -131,6 +131,7 @@ class Notifier(Resource, kw_only=True):
     target: str | None = None
     send_resolved: bool | None = None  # whether resolved alerts are sent (the type's default unless set)
     disabled_until: datetime | None = None
+    disabled_reason: str | None = None  # why Beacon disabled it by itself (a webhook's 410 Gone)
     created_at: datetime | None = None
     updated_at: datetime | None = None
 

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
@@ -32,3 +35,18 @@ async def driver_connection(conn: AsyncConnection | AsyncSession) -> asyncpg.Con
     driver = (await conn.get_raw_connection()).driver_connection
     assert isinstance(driver, asyncpg.Connection)
     return driver
+
+
+@asynccontextmanager
+async def autocommit_connection(engine: AsyncEngine) -> AsyncIterator[asyncpg.Connection]:
+    """A pooled connection's asyncpg connection with no transaction open: each statement commits by itself, in one
+    round trip. A connection that broke meanwhile (terminated, the server gone) is thrown away, not pooled again:
+    the pool only notices breaks in statements SQLAlchemy runs itself."""
+    async with engine.connect() as conn:
+        driver = await driver_connection(conn)
+        try:
+            yield driver
+        except BaseException:
+            if driver.is_closed():
+                await conn.invalidate()
+            raise

@@ -20,5 +20,8 @@ class Notifier(Base):
     config_sealed: Mapped[bytes] = mapped_column(LargeBinary)
     disabled_until: Mapped[datetime | None]
     send_resolved: Mapped[bool]  # whether resolved alerts are sent (set from the type's default when not given)
+    # Why Beacon disabled it by itself (a webhook's 410 Gone; `disabled_until` is then DISABLED_FOR_GOOD); None
+    # when a person set `disabled_until` (a mute) or it is enabled.
+    disabled_reason: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]

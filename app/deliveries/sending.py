@@ -5,6 +5,7 @@ lease) and by `test` and `retry` (one transaction around all three: the row is t
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import time
@@ -18,7 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from adapters.base import Adapter, AdapterContext, DeliveryResult, Event, TemplateFailure
-from adapters.http import MAX_RETRY_AFTER_SECONDS, HttpSender, redact
+from adapters.http import DETAIL_LIMIT, MAX_RETRY_AFTER_SECONDS, HttpSender, redact
 from app.db.delivery import Delivery, DeliveryAttempt
 from app.db.notifier import Notifier
 from app.deliveries import streams
@@ -148,7 +149,11 @@ async def prepare(session: AsyncSession, env: DeliveryEnv, delivery: Delivery, n
     if delivery.kind != TEST_KIND and notifier.disabled_until is not None and notifier.disabled_until > now:
         # A mute defers (app/deliveries/streams.py): the row waits, and so do the later ones of its stream.
         delivery.status = "deferred"
-        delivery.error = f"the notifier is disabled until {iso_ms(notifier.disabled_until)}"
+        delivery.error = (
+            f"the notifier is disabled: {notifier.disabled_reason}"
+            if notifier.disabled_reason
+            else f"the notifier is disabled until {iso_ms(notifier.disabled_until)}"
+        )[:ERROR_LIMIT]
         delivery.next_attempt_at = notifier.disabled_until
         delivery.updated_at = now
         return "deferred"
@@ -181,25 +186,44 @@ def reusable(plan: Plan, kind: str) -> bool:
 async def attempt(session: AsyncSession, env: DeliveryEnv, delivery: Delivery) -> str:
     """Make one attempt at a delivery inside the caller's transaction (`test` and `retry`, which answer with
     the outcome; the worker sends outside any transaction). Returns "attempted" or why it was not sent."""
-    plan = await prepare(session, env, delivery, await session.get(Notifier, delivery.notifier_id))
+    notifier = await session.get(Notifier, delivery.notifier_id)
+    plan = await prepare(session, env, delivery, notifier)
     if isinstance(plan, str):
         return plan
     started, clock = utcnow(), time.monotonic()
     result = await send_once(plan.adapter, plan.event)
     seconds = time.monotonic() - clock
     done = record(session, env, delivery, result, started, int(seconds * 1000))
+    if result.gone and notifier is not None:
+        notifier.disabled_until = notifiers.DISABLED_FOR_GOOD
+        notifier.disabled_reason = notifiers.gone_reason(delivery.id, utcnow())
+        notifier.updated_at = utcnow()
     observe(env, delivery.id, delivery.notifier_id, plan.adapter.type, done, seconds)
     return "attempted"
 
 
-async def send_once(adapter: Adapter[Any], event: Event) -> DeliveryResult:
-    """Render, then send; a template failure sends nothing and is not retried."""
+def send_limit(settings: Settings) -> float:
+    """The longest a send may take in all, in seconds: each step of it (connecting, writing, waiting for the answer)
+    is bounded by the HTTP timeout, but a destination that trickles its answer could stretch them without end. And
+    at most half the lease, so that a send always ends well inside the lease of the row it sends
+    (app/deliveries/worker.py)."""
+    return min(2 * settings.http_timeout_seconds + 5, settings.delivery_lease_seconds / 2)
+
+
+async def send_once(adapter: Adapter[Any], event: Event, *, limit: float | None = None) -> DeliveryResult:
+    """Render, then send, taking at most `limit` seconds (`send_limit` by default); a template failure sends
+    nothing and is not retried."""
+    if limit is None:
+        limit = send_limit(adapter.context.settings)
     try:
         message = adapter.render(event)
     except TemplateFailure as exc:
         return DeliveryResult(ok=False, retryable=False, detail=str(exc))
     try:
-        return await adapter.send(message)
+        async with asyncio.timeout(limit):
+            return await adapter.send(message)
+    except TimeoutError:
+        return DeliveryResult(ok=False, retryable=True, detail=f"timeout: no answer within {limit:g} s in all")
     except Exception as exc:
         # An adapter bug: keep the delivery (retry later) and say what happened, secrets masked.
         detail = redact(f"{type(exc).__name__}: {exc}", adapter.secret_values())
@@ -221,6 +245,8 @@ def outcome_of(env: DeliveryEnv, attempts: int, max_attempts: int, result: Deliv
     if result.ok:
         return Outcome("succeeded", None, None)
     detail = result.detail or "failed"
+    if result.gone:
+        detail = f"{detail[:DETAIL_LIMIT]} — the endpoint is gone (410): the notifier is disabled until re-enabled"
     if result.retryable and attempts < max_attempts:
         settings = env.settings
         delay = retry_delay(

@@ -21,7 +21,8 @@ class NotifierCreate(RequestBody):
 
 class NotifierUpdate(RequestBody):
     """Partial update. `config` is merged key by key into the stored one (a key set to null is removed) and
-    the result is validated again as a whole; `disabled_until: null` re-enables."""
+    the result is validated again as a whole; `disabled_until: null` re-enables (also a notifier Beacon disabled
+    by itself, see `disabled_reason`)."""
 
     name: Name | UnsetType = UNSET
     config: dict[str, Any] | UnsetType = UNSET
@@ -39,6 +40,8 @@ class NotifierOut(msgspec.Struct, kw_only=True):
     target: str
     send_resolved: bool
     disabled_until: str | None
+    # Set when Beacon disabled the notifier by itself (a webhook answered 410 Gone): why, and how to re-enable it.
+    disabled_reason: str | None = None
     created_at: str
     updated_at: str
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -31,6 +31,17 @@ from app.timefmt import iso_ms, iso_ms_or_none, utcnow
 from app.timeparams import to_ms
 
 ROTATION_OVERLAP = timedelta(hours=24)
+# `disabled_until` of a notifier Beacon disabled by itself: until a person re-enables it (the last day every
+# datetime library can represent).
+DISABLED_FOR_GOOD = datetime(9999, 12, 31, tzinfo=UTC)
+
+
+def gone_reason(delivery_id: str, at: datetime) -> str:
+    """What a notifier disabled by a 410 Gone says about it (its `disabled_reason`)."""
+    return (
+        f"disabled by Beacon: the endpoint answered 410 Gone at {iso_ms(at)} (delivery {delivery_id}), which says it "
+        'takes no more messages; once it is back, re-enable the notifier with PATCH {"disabled_until": null}'
+    )
 
 
 @dataclass(frozen=True)
@@ -75,6 +86,7 @@ def _fields(n: Notifier) -> dict[str, Any]:
         "target": n.target,
         "send_resolved": n.send_resolved,
         "disabled_until": iso_ms_or_none(n.disabled_until),
+        "disabled_reason": n.disabled_reason,
         "created_at": iso_ms(n.created_at),
         "updated_at": iso_ms(n.updated_at),
     }
@@ -243,7 +255,9 @@ async def update_notifier(
     if data.name is not UNSET:
         notifier.name = data.name
     if data.disabled_until is not UNSET:
+        # A person decides now: whatever Beacon had disabled it for no longer holds.
         notifier.disabled_until = to_ms(data.disabled_until) if data.disabled_until else None
+        notifier.disabled_reason = None
     if data.send_resolved is not UNSET:
         notifier.send_resolved = data.send_resolved
     notifier.updated_at = utcnow()

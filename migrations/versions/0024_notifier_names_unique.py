@@ -4,7 +4,7 @@ Names were not unique before: every notifier but the oldest of a shared name get
 so nothing is lost and each keeps a name that says which it is.
 
 Revision ID: 0024_notifier_names_unique
-Revises: 0020_one_pipeline
+Revises: 0021_notifier_disabled_reason
 """
 
 from collections.abc import Sequence
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0024_notifier_names_unique"
-down_revision: str | None = "0020_one_pipeline"
+down_revision: str | None = "0021_notifier_disabled_reason"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import signal
 import sys
@@ -15,13 +16,16 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+import uvloop
 from sqlalchemy import text
 from werkzeug import Response
 
 from adapters import testing as kit
 from adapters.http import HttpSender
+from app.db.engine import make_engine, make_sessionmaker
 from app.deliveries import service
-from app.deliveries.worker import deliver_due, serve, stop_dispatcher
+from app.deliveries.worker import deliver_due, dispatcher_of, serve, stop_dispatcher
+from app.timefmt import utcnow
 from tests.offline_dns import offline_delivery_env
 
 EVENT = kit.sample_events()["triggered"]
@@ -299,7 +303,7 @@ async def test_retries_wait_on_one_timer_and_each_goes_at_its_time(client, auth,
     timers = [
         h
         for h in loop._scheduled  # type: ignore[attr-defined]
-        if not h.cancelled() and getattr(h._callback, "__qualname__", "").startswith("Dispatcher.")
+        if not h.cancelled() and getattr(h._callback, "__qualname__", "").startswith("WakeTimer.")
     ]
     assert len(timers) == 1, timers
 
@@ -312,3 +316,64 @@ async def test_retries_wait_on_one_timer_and_each_goes_at_its_time(client, auth,
         first, second = (a for a in log if a["delivery_id"] == dlv)
         ended = first["started_at"] + timedelta(milliseconds=first["duration_ms"])
         assert waits[dlv] - 0.05 <= (second["started_at"] - ended).total_seconds() <= waits[dlv] + 0.5
+
+
+def test_the_timer_takes_uvloops_plain_handles(settings, caplog):
+    """On uvloop's event loop, as in `beacon serve`: uvloop counts milliseconds, so `call_at` for a time less than
+    half of one ahead (or past) returns a plain Handle, without `when()`, which the dispatcher's timer once asked
+    for: the task that asked died (issue 25 item 8)."""
+
+    async def scenario() -> None:
+        engine = make_engine(settings.database_url or "", pool_size=2)
+        state = SimpleNamespace(delivery_env=offline_delivery_env(settings, make_sessionmaker(engine)))
+        dispatcher = dispatcher_of(state)
+        dispatcher.serving = True  # as `serve` does, without claiming anything
+        try:
+            # Rows due 0.2 ms past each of the next 40 milliseconds: each time the timer fires, the next one is
+            # less than half a millisecond ahead.
+            for ms in range(40):
+                dispatcher._wake_at(utcnow() + timedelta(seconds=ms / 1000 + 0.0002))
+            ends = time.monotonic() + 0.1
+            while time.monotonic() < ends:
+                dispatcher._wake_at(utcnow() + timedelta(seconds=60))  # a retry, a paced message: looks at the timer
+                await asyncio.sleep(0)
+        finally:
+            await dispatcher.stop(grace=1)
+            await engine.dispose()
+
+    uvloop.run(scenario())
+    failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert failures == [], [r.getMessage() for r in failures]
+
+
+async def test_a_send_ends_within_its_time_limit_however_slowly_the_answer_trickles(client, auth, db, local_settings):
+    # Each step of a request has the HTTP timeout (1 s), and a destination answering a byte every 0.2 s never hits
+    # it: the send as a whole is cut off at its limit (here half the 4 s lease), so it never outlives its lease.
+    settings = replace(local_settings, http_timeout_seconds=1.0, delivery_lease_seconds=4.0)
+
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"x" * 1000:
+                writer.write(bytes([byte]))
+                await writer.drain()
+                await asyncio.sleep(0.2)
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(trickle, "127.0.0.1", 0)
+    try:
+        n = await notifier(client, auth, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/slow")
+        worker = SimpleNamespace(delivery_env=offline_delivery_env(settings, db))
+        (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+        started = time.monotonic()
+        assert await asyncio.wait_for(deliver_due(worker), 10) == 1
+        assert time.monotonic() - started < 3.5
+        await worker.delivery_env.http.aclose()
+    finally:
+        server.close()
+    async with db() as s:
+        row = (await s.execute(text("SELECT status, error FROM deliveries WHERE id = :id"), {"id": dlv})).one()
+    assert row.status == "retrying" and row.error == "timeout: no answer within 2 s in all"

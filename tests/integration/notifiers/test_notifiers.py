@@ -9,7 +9,18 @@ import pytest
 from tests.helpers import assert_error
 
 MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-FIELDS = {"object", "id", "name", "type", "target", "send_resolved", "disabled_until", "created_at", "updated_at"}
+FIELDS = {
+    "object",
+    "id",
+    "name",
+    "type",
+    "target",
+    "send_resolved",
+    "disabled_until",
+    "disabled_reason",
+    "created_at",
+    "updated_at",
+}
 
 VALID = {
     "chat_a": {"url": "https://hooks.example.com/services/T000/B000/XXXXx9Ab"},
