@@ -91,6 +91,12 @@ ERRORS: dict[str, ErrorKind] = {
         "The request body stopped arriving (no data for the idle timeout) or took longer than the body timeout in "
         "all; nothing was done and the connection is closed.",
     ),
+    "client_closed_request": ErrorKind(
+        499,
+        "invalid_request_error",
+        "The client closed the connection before its request body was complete; nothing was done. (A status only"
+        " the access log and metrics see, as nginx's 499: there is no one left to answer.)",
+    ),
     "conflict": ErrorKind(409, "invalid_request_error", "The request conflicts with the resource's current state."),
     "losses_not_accepted": ErrorKind(
         409,

@@ -112,8 +112,10 @@ class _GuardedReceive:
                 raise _timed_out(f"did not arrive within {self._limits.total_seconds:g} s") from None
             raise _timed_out(f"stopped arriving for {self._limits.idle_seconds:g} s") from None
         if message["type"] != "http.request":
-            self._complete = True  # the client went away: what follows is Litestar's to handle
-            return message
+            # The client went away before its body was complete: its doing, not the server's (Litestar would call
+            # it an internal error, a 500 in the access log and the metrics).
+            self._complete = True
+            raise BeaconError("client_closed_request", "The client closed the connection before sending its body.")
         size = len(message.get("body", b""))
         if size:
             try:

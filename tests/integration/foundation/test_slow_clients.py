@@ -12,7 +12,7 @@ import orjson
 from litestar import Litestar
 from litestar.routes import HTTPRoute
 
-from tests.helpers import assert_error
+from tests.helpers import assert_error, captured_logs
 from tests.servers import served_app
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
@@ -169,3 +169,29 @@ async def test_no_route_holds_a_database_connection_while_its_body_arrives(
     assert {route: status for route, (status, _, _) in zip(routes, answers, strict=True)} == {
         route: 408 for route in routes
     }
+
+
+async def test_a_client_that_goes_away_mid_upload_is_not_a_server_error(
+    make_app: Callable[..., Litestar], auth: dict[str, str]
+) -> None:
+    """A client that disconnects before its body is complete is its own doing: logged as the client's closing
+    (a 499, nginx's word for it), never as a 500 with a traceback, and nothing is stored."""
+    app = make_app()
+    with captured_logs("beacon.access", "beacon.requests") as logs:
+        async with served_app(app) as url:
+            host = url.removeprefix("http://")
+            for method, path, kind in (
+                ("POST", "/v1/ingest/gone", "application/x-ndjson"),
+                ("POST", "/v1/annotations", "application/json"),
+                ("POST", "/v1/alerts", "application/json"),
+            ):
+                stalled = await Stalled.open(host, method, path, {**auth, "Content-Type": kind})
+                stalled.close()
+            async with httpx.AsyncClient(base_url=url, headers=auth, timeout=15) as http:
+                deadline = time.monotonic() + 10
+                while sum("499" in line for line in logs) < 3:
+                    assert time.monotonic() < deadline, logs
+                    await asyncio.sleep(0.05)
+                assert (await http.get("/v1/datasets")).json()["data"] == []
+                assert (await http.get("/v1/annotations")).json()["data"] == []
+    assert not any(" 500" in line or "Traceback" in line or "internal_error" in line for line in logs), logs
