@@ -14,6 +14,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
 from adapters.http import HttpSender
+from app.allow import complete_allow
 from app.amapi.controllers import amapi_router
 from app.annotations.controllers import AnnotationController
 from app.auth import AuthMiddleware
@@ -40,6 +41,7 @@ from app.monitors.controllers import MonitorController
 from app.notifiers.controllers import NotifierController
 from app.notifiers.service import build_notifier_env
 from app.openapi import document_errors, render_plugins
+from app.openapi_document import package_version
 from app.pagination import CursorCodec
 from app.query.controllers import QueryController
 from app.query.slots import QuerySlots
@@ -173,10 +175,10 @@ def create_app(settings: Settings) -> Litestar:
         middleware=[BodyGuard(), AuthMiddleware()],
         exception_handlers=exception_handlers(),
         before_request=refuse_unstorable_text,
-        before_send=[add_response_headers],
+        before_send=[add_response_headers, complete_allow],
         openapi_config=OpenAPIConfig(
             title="Beacon",
-            version="1.0.0",
+            version=package_version(),  # the document served says the same (app/openapi_document.py)
             path="/schema",
             components=Components(
                 security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")},

@@ -272,7 +272,11 @@ def from_http(exc: HTTPException) -> BeaconError:
     if isinstance(exc, NotFoundException):
         return BeaconError("not_found", "No such route.")
     if isinstance(exc, MethodNotAllowedException):
-        return BeaconError("method_not_allowed", "This route does not accept that method.")
+        # RFC 9110: a 405 lists the methods the route takes (Litestar's router puts them in `allow`).
+        allow = (exc.headers or {}).get("allow")
+        return BeaconError(
+            "method_not_allowed", "This route does not accept that method.", headers={"Allow": allow} if allow else None
+        )
     if isinstance(exc, ValidationException):
         return from_validation(exc)
     # Litestar re-raises a body its decoder refused (malformed, a number out of range) as a 400 ClientException.

@@ -8,22 +8,49 @@ by the codes of `app.errors.ERRORS` behind it and with the `ErrorEnvelope` schem
 
 from __future__ import annotations
 
-from litestar import Litestar
+from typing import Any
+
+from litestar import Litestar, Request
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.plugins import OpenAPIRenderPlugin, SwaggerRenderPlugin, YamlRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin, OpenAPIRenderPlugin, SwaggerRenderPlugin, YamlRenderPlugin
 from litestar.routes import HTTPRoute
 
 from app.errors import ERRORS, ErrorEnvelope
+from app.openapi_document import finish
 
 # Swagger UI's files (swagger-ui-dist 5.18.2 from the npm registry, Apache-2.0: LICENSE and NOTICE beside them),
 # served by the console's static files so that /docs works without reaching a CDN.
 SWAGGER_UI = "/ui/static/swagger-ui"
 
 
+class _Finished:
+    """Serves the finished document (app/openapi_document.py) instead of Litestar's: made once, on first use."""
+
+    _source: dict[str, Any] | None = None
+    _finished: dict[str, Any] = {}
+
+    def finished(self, request: Request[Any, Any, Any], document: dict[str, Any]) -> dict[str, Any]:
+        if self._source is not document:
+            self._finished = finish(document, request.app.state.notifier_env.registry.types())
+            self._source = document
+        return self._finished
+
+
+class FinishedJson(_Finished, JsonRenderPlugin):
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, self.finished(request, openapi_schema))
+
+
+class FinishedYaml(_Finished, YamlRenderPlugin):
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, self.finished(request, openapi_schema))
+
+
 def render_plugins() -> list[OpenAPIRenderPlugin]:
     """The pages under /schema: Swagger UI (also at /schema itself) from our own files, and the document as
-    YAML (`/schema/openapi.json` is always served). Litestar's other viewers load from a CDN: not served."""
+    JSON and YAML, finished. Litestar's other viewers load from a CDN: not served."""
     return [
+        FinishedJson(),
         SwaggerRenderPlugin(
             js_url=f"{SWAGGER_UI}/swagger-ui-bundle.js",
             css_url=f"{SWAGGER_UI}/swagger-ui.css",
@@ -31,7 +58,7 @@ def render_plugins() -> list[OpenAPIRenderPlugin]:
             favicon=f"<link rel='icon' type='image/png' href='{SWAGGER_UI}/favicon-32x32.png'>",
             path=["/swagger", "/"],
         ),
-        YamlRenderPlugin(),
+        FinishedYaml(),
     ]
 
 

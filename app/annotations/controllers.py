@@ -23,6 +23,10 @@ class AnnotationController(Controller):
 
     @post("/", status_code=201, opt=WRITE)
     async def create(self, request: Request[Any, Any, Any], data: AnnotationCreate, db: AsyncSession) -> AnnotationOut:
+        """Create an annotation (a deploy, an incident, a change).
+
+        `datasets` names the charts it is drawn on (`["*"]`: every chart); `silence` holds a silence over its span.
+        Needs `annotations:write`."""
         return await service.create_annotation(db, principal(request), data)
 
     @get("/", opt=READ)
@@ -51,6 +55,10 @@ class AnnotationController(Controller):
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[AnnotationOut]:
+        """List annotations.
+
+        Those overlapping the time range, newest first, filtered by datasets, type and label matchers. Needs
+        `annotations:read`."""
         return await service.list_annotations(
             db,
             codec,
@@ -67,14 +75,23 @@ class AnnotationController(Controller):
 
     @get("/{annotation_id:str}", opt=READ)
     async def retrieve(self, request: Request[Any, Any, Any], db: AsyncSession, annotation_id: str) -> AnnotationOut:
+        """Retrieve an annotation.
+
+        Needs `annotations:read`; a dataset-limited token sees those of its datasets only."""
         return service.to_out(await service.get_annotation(db, principal(request), annotation_id))
 
     @patch("/{annotation_id:str}", opt=WRITE)
     async def update(
         self, request: Request[Any, Any, Any], db: AsyncSession, annotation_id: str, data: AnnotationUpdate
     ) -> AnnotationOut:
+        """Update an annotation.
+
+        Partial: absent fields stay as they are; `null` clears an optional one. Needs `annotations:write`."""
         return await service.update_annotation(db, principal(request), annotation_id, data)
 
     @delete("/{annotation_id:str}", status_code=204, opt=WRITE)
     async def remove(self, request: Request[Any, Any, Any], db: AsyncSession, annotation_id: str) -> None:
+        """Delete an annotation.
+
+        The silence it held ends with it. Needs `annotations:write`."""
         await service.delete_annotation(db, principal(request), annotation_id)

@@ -31,12 +31,18 @@ class NotifierDeliveryController(Controller):
 
     @post("/{notifier_id:str}/test", status_code=201, opt=WRITE)
     async def send_test(self, db: AsyncSession, denv: DeliveryEnv, notifier_id: str) -> DeliveryOut:
+        """Send a test message now.
+
+        Returns the delivery with its outcome. Needs `notifiers:write`."""
         return await service.send_test(db, denv, notifier_id)
 
     @post("/{notifier_id:str}/preview", status_code=200, opt=READ)
     async def preview(
         self, db: AsyncSession, denv: DeliveryEnv, notifier_id: str, data: PreviewRequest | None = None
     ) -> PreviewOut:
+        """Preview a notifier's message, without sending it.
+
+        The message rendered for `event` (a test event when absent). Needs `notifiers:read`."""
         return await service.preview(db, denv, notifier_id, data.event if data else None)
 
     @get("/{notifier_id:str}/deliveries", opt=READ)
@@ -49,6 +55,9 @@ class NotifierDeliveryController(Controller):
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[DeliveryOut]:
+        """List a notifier's deliveries.
+
+        Newest first. Needs `notifiers:read`."""
         return await service.list_for_notifier(db, codec, principal(request), notifier_id, limit=limit, cursor=cursor)
 
 
@@ -69,6 +78,9 @@ class DeliveryController(Controller):
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[DeliveryOut]:
+        """List deliveries.
+
+        Newest first, filtered by notifier, monitor or status. Needs `notifiers:read`."""
         return await service.list_deliveries(
             db,
             codec,
@@ -82,6 +94,9 @@ class DeliveryController(Controller):
 
     @get("/{delivery_id:str}", opt=READ)
     async def retrieve(self, request: Request[Any, Any, Any], db: AsyncSession, delivery_id: str) -> DeliveryOut:
+        """Retrieve a delivery.
+
+        With its attempts, each with the status and detail of the destination's answer. Needs `notifiers:read`."""
         return await service.get_delivery(db, principal(request), delivery_id)
 
     # A delivery belongs to its monitor's dataset (app/access.py): a limited token retries its own.
@@ -89,4 +104,7 @@ class DeliveryController(Controller):
     async def retry(
         self, request: Request[Any, Any, Any], db: AsyncSession, denv: DeliveryEnv, delivery_id: str
     ) -> DeliveryOut:
+        """Retry a failed delivery now.
+
+        409 while it is being sent or once it has succeeded. Needs `notifiers:write`."""
         return await service.retry(db, denv, principal(request), delivery_id)

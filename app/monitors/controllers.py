@@ -31,6 +31,10 @@ class MonitorController(Controller):
 
     @post("/", status_code=201, opt=WRITE)
     async def create(self, request: Request[Any, Any, Any], db: AsyncSession, data: MonitorCreate) -> MonitorSaved:
+        """Create a monitor.
+
+        A threshold monitor compares a `summarize` query's value with `threshold`; a match_event monitor notifies of
+        each matching event. The query is checked now. Needs `monitors:write`."""
         return await service.create_monitor(db, principal(request), data)
 
     @get("/", opt=READ)
@@ -43,16 +47,25 @@ class MonitorController(Controller):
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[MonitorOut]:
+        """List monitors.
+
+        Newest first, optionally in one state. Needs `monitors:read`."""
         return await service.list_monitors(db, codec, principal(request), state=state_, limit=limit, cursor=cursor)
 
     @get("/{monitor_id:str}", opt=READ)
     async def retrieve(self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str) -> MonitorOut:
+        """Retrieve a monitor.
+
+        With its state, last value and next evaluation. Needs `monitors:read`."""
         return await service.render(db, await service.get_monitor(db, principal(request), monitor_id))
 
     @patch("/{monitor_id:str}", opt=WRITE)
     async def update(
         self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str, data: MonitorUpdate
     ) -> MonitorSaved:
+        """Update a monitor.
+
+        Partial: absent fields stay as they are. Needs `monitors:write`."""
         base_url = request.app.state.settings.base_url
         out = await service.update_monitor(db, principal(request), monitor_id, data, base_url=base_url)
         wake(request.app.state.routing_env)  # its alerts may have changed
@@ -60,6 +73,9 @@ class MonitorController(Controller):
 
     @delete("/{monitor_id:str}", status_code=204, opt=WRITE)
     async def remove(self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str) -> None:
+        """Delete a monitor.
+
+        Needs `monitors:write`."""
         await service.delete_monitor(db, principal(request), monitor_id)
         wake(request.app.state.routing_env)  # its alerts resolved
 
@@ -88,4 +104,7 @@ class MonitorController(Controller):
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[MonitorEventOut]:
+        """List a monitor's history.
+
+        Its state changes and matches, newest first, with the deliveries each caused. Needs `monitors:read`."""
         return await service.history(db, codec, principal(request), monitor_id, limit=limit, cursor=cursor)

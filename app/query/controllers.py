@@ -21,6 +21,10 @@ class QueryController(Controller):
     # Read-only: the token is checked beside the query instead of before it (app/known_tokens.py).
     @post("/query", status_code=200, opt={"token_check": "beside"})
     async def query(self, request: Request[Any, Any, Any], data: QueryRequest) -> QueryResult:
+        """Run a query.
+
+        `apl` is a pipeline in the Kusto-style query language (docs/query-language.md) over one dataset; the result's
+        rows are bounded (`take`, and the server's limits, said in `warnings`). Needs `query`."""
         state = request.app.state
         who = principal(request)
         slots: QuerySlots = state.query_slots
@@ -38,6 +42,10 @@ class QueryController(Controller):
 
     @post("/export", status_code=200, media_type="application/x-ndjson")
     async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
+        """Export every row of a query, streamed as NDJSON.
+
+        One JSON object per line, as the rows are read (memory stays flat), no row cap unless the query has one;
+        `Accept-Encoding: gzip` compresses the stream. Needs `query`."""
         state = request.app.state
         who = principal(request)
         slots: QuerySlots = state.query_slots

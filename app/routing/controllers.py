@@ -90,6 +90,9 @@ class AlertController(Controller):
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[AlertOut]:
+        """List alerts.
+
+        Firing and suppressed ones by default, filtered by label matchers and state. Needs `alerts:read`."""
         work = service.list_alerts(db, codec, renv, principal(request), flt, limit=limit, cursor=cursor)
         found: ListEnvelope[AlertOut] = await view(request, work, "Listing alerts")
         return found
@@ -108,6 +111,9 @@ class AlertController(Controller):
     async def retrieve(
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, fingerprint: str
     ) -> AlertOut:
+        """Retrieve an alert.
+
+        By its fingerprint, with the silences that hold it. Needs `alerts:read`."""
         found: AlertOut = await view(request, service.get_alert(db, renv, principal(request), fingerprint), "An alert")
         return found
 
@@ -121,6 +127,10 @@ class SilenceController(Controller):
     async def create(
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: SilenceCreate
     ) -> SilenceOut:
+        """Create a silence.
+
+        Alerts matching every matcher are not notified between `starts_at` (default now) and `ends_at`. Needs
+        `silences:write`."""
         return await silences.create(db, principal(request), data, renv.now())
 
     @get("/", opt={"scope": "silences:read"})
@@ -134,6 +144,9 @@ class SilenceController(Controller):
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[SilenceOut]:
+        """List silences.
+
+        Newest first, optionally in one state. Needs `silences:read`."""
         who = principal(request)
         return await silences.list_silences(db, codec, who, renv.now(), state=state_, limit=limit, cursor=cursor)
 
@@ -141,12 +154,18 @@ class SilenceController(Controller):
     async def retrieve(
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
     ) -> SilenceOut:
+        """Retrieve a silence.
+
+        Needs `silences:read`."""
         return silences.to_out(await silences.get_visible(db, principal(request), silence_id), renv.now())
 
     @patch("/{silence_id:str}", opt={"scope": "silences:write"})
     async def update(
         self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str, data: SilenceUpdate
     ) -> SilenceOut:
+        """Update a silence.
+
+        Matchers, span or comment; an expired silence cannot change (409). Needs `silences:write`."""
         return await silences.update(db, principal(request), silence_id, data, renv.now())
 
     @delete("/{silence_id:str}", status_code=200, opt={"scope": "silences:write"})
@@ -258,4 +277,8 @@ class RoutingController(Controller):
 
     @get("/status", opt={"scope": "routing:read"})
     async def status(self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv) -> RoutingStatus:
+        """Routing status.
+
+        The document's version, counts of alerts, groups and silences, and the router's counters. Needs
+        `routing:read`."""
         return await service.status(db, renv, principal(request))

@@ -1,0 +1,194 @@
+"""Schemathesis' hooks for Beacon's document (loaded by the CLI run of tests/fuzz/test_openapi.py through
+SCHEMATHESIS_HOOKS): how to write and read the media types JSON Schema does not cover, how to generate the
+formats the document names, and the few rules between fields that JSON Schema cannot state.
+
+None of this loosens a check: every check runs on every response. The formats and fix-ups only teach the
+generator what a valid request is where the document can say it in words alone (the query language, a label
+matcher's regular expression, a server-signed cursor, one field bounded by another); negative cases are left as
+they were generated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import schemathesis
+import snappy
+from hypothesis import strategies as st
+from schemathesis.core.errors import SerializationNotPossible
+
+# --- media types --------------------------------------------------------------------------------------------------
+
+
+@schemathesis.serializer("application/x-ndjson")
+def _ndjson(ctx: schemathesis.SerializationContext, value: Any) -> bytes:
+    """NDJSON bodies are text (lone surrogates go out as the bytes they would be, which are not UTF-8). A value of
+    another type has no NDJSON form that is not also text: such a case cannot be sent."""
+    if not isinstance(value, str):
+        raise SerializationNotPossible.for_media_type("application/x-ndjson")
+    return value.encode("utf-8", "surrogatepass")
+
+
+@schemathesis.serializer("application/x-protobuf")
+def _protobuf(ctx: schemathesis.SerializationContext, value: Any) -> bytes:
+    """OTLP's and Loki's protobuf bodies (the shippers' endpoints): the document calls them binary; bytes go out
+    as they are, anything else as its JSON text."""
+    if isinstance(value, bytes):
+        return value
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text.encode("utf-8", "surrogatepass")
+
+
+@schemathesis.deserializer("application/x-ndjson")
+def _read_ndjson(ctx: schemathesis.DeserializationContext, response: Any) -> Any:
+    """An export's stream is text, one JSON object per line: each line must be one (a JSON decode error fails
+    the response), and the body is checked against the document as the text it is."""
+    text = response.content.decode("utf-8")
+    for line in text.splitlines():
+        if line.strip() and not isinstance(json.loads(line), dict):
+            raise ValueError(f"an NDJSON line that is not an object: {line[:80]!r}")
+    return text
+
+
+# --- formats ------------------------------------------------------------------------------------------------------
+
+_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+_PLAIN = st.from_regex(r"[A-Za-z0-9_.:/-]{1,12}", fullmatch=True)
+# Regexes that match no empty value: a silence needs a matcher that does not (or it would silence everything).
+_REGEX = st.sampled_from(["a.+", "(x|y)", "[0-9]+", "api-.*"])
+_DATASETS = st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True)
+
+
+def _matcher() -> st.SearchStrategy[str]:
+    plain = st.tuples(_NAMES, _PLAIN).map(lambda t: f"{t[0]}={t[1]}")
+    quoted = st.tuples(_NAMES, _PLAIN).map(lambda t: f'{t[0]} = "{t[1]}"')
+    regex = st.tuples(_NAMES, _REGEX).map(lambda t: f'{t[0]}=~"{t[1]}"')
+    return st.one_of(plain, quoted, regex)
+
+
+# Match-event queries (where/extend/project only) and threshold queries (ending in summarize): a monitor takes
+# the one its `type` names; a query or an export takes either.
+MATCHING = ("['{d}'] | where level == 'error'", "['{d}'] | where status >= {n} | project status, path")
+SUMMING = ("['{d}'] | summarize count()", "['{d}'] | where status >= {n} | summarize n = count() by bin(_time, 1m)")
+
+
+def _apl(templates: tuple[str, ...]) -> st.SearchStrategy[str]:
+    return st.tuples(st.sampled_from(templates), _DATASETS, st.integers(0, 999)).map(
+        lambda t: t[0].format(d=t[1], n=t[2])
+    )
+
+
+schemathesis.openapi.format("label-matcher", _matcher())
+schemathesis.openapi.format("apl", st.one_of(_apl(MATCHING), _apl(SUMMING)))
+
+
+# --- rules between fields, and values only the server makes -------------------------------------------------------
+# Applied to positive cases only (those the generator means to be valid); each is a rule the document states in
+# words (its descriptions) because JSON Schema cannot.
+
+_URL = os.environ.get("BEACON_FUZZ_URL", "")
+_TOKEN = os.environ.get("BEACON_FUZZ_TOKEN", "")
+# A valid configuration per notifier type, which no schema can say. The run's server allows loopback destinations
+# and sends to a closed loopback port only (test_openapi.py NOWHERE): nothing leaves the machine.
+_CONFIGS: dict[str, dict[str, Any]] = {
+    "email": {"addresses": ["ops@example.com"]},
+    "incident_a": {"integration_key": "k" * 32},
+    "incident_b": {"integration_key": "k" * 32},
+}
+_URL_CONFIG = {"url": "http://127.0.0.1:9/hooks/x9Ab"}
+_LOKI_JSON = {"streams": [{"stream": {"job": "fuzz"}, "values": [["1764000000000000000", "a line"]]}]}
+_ALERTMANAGER = {"route": {"receiver": "fuzz"}, "receivers": [{"name": "fuzz"}]}
+
+
+def _later(text: str | None, than: datetime) -> bool:
+    try:
+        return text is not None and datetime.fromisoformat(text) > than
+    except ValueError:
+        return False
+
+
+def _without_nul(value: Any) -> Any:
+    """A free-form JSON value (a preview's event) without U+0000, which no text may hold (app/inputs.py): the
+    document says it of typed fields with a pattern, and of free-form ones in words."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    return value
+
+
+def _routing_version() -> str:
+    answer = httpx.get(f"{_URL}/v1/routing", headers={"Authorization": f"Bearer {_TOKEN}"}, timeout=10)
+    return str(answer.json()["version"])
+
+
+def _fix_monitor(body: dict[str, Any]) -> None:
+    after = body.get("trigger_after")
+    if isinstance(after, dict) and after.get("m", 1) > after.get("n", 1):
+        after["m"], after["n"] = after.get("n", 1), after.get("m", 1)  # m of the last n runs: m <= n
+    kind = body.get("type")
+    if kind == "threshold":
+        body["apl"] = SUMMING[0].format(d="web")
+        body.setdefault("operator", "above")
+        body["operator"] = body["operator"] or "above"
+        body["threshold"] = 0.0 if body.get("threshold") is None else body["threshold"]
+    elif kind == "match_event":
+        body["apl"] = MATCHING[0].format(d="web")
+        body.pop("operator", None)
+        body.pop("threshold", None)
+    else:  # a change of query alone must suit the monitor's type, which the request does not say
+        body.pop("apl", None)
+        body.pop("operator", None)
+
+
+@schemathesis.hook
+def map_case(ctx: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return case
+    now = datetime.now(UTC)
+    label = f"{case.method.upper()} {case.operation.path}"
+    if case.query and "cursor" in case.query:
+        del case.query["cursor"]  # signed by the server (app/pagination.py): only a page's next_cursor is one
+    if case.query and "start_time" in case.query:
+        case.query.pop("end_time", None)  # a range's end is not before its start
+    body = case.body if isinstance(case.body, dict) else None
+    if label == "POST /v1/tokens" and body is not None and not _later(body.get("expires_at"), now):
+        body["expires_at"] = None  # "in the future": a rule of the clock
+    elif label in ("POST /v1/monitors", "PATCH /v1/monitors/{monitor_id}") and body is not None:
+        _fix_monitor(body)
+    elif label == "POST /v1/notifiers" and body is not None:
+        body["config"] = _CONFIGS.get(body.get("type", ""), _URL_CONFIG)
+    elif label == "PATCH /v1/notifiers/{notifier_id}" and body is not None:
+        body.pop("config", None)  # its keys depend on the notifier's type, which the request does not say
+    elif label in ("POST /v1/query", "POST /v1/export") and body is not None:
+        if body.get("start_time") is not None:
+            body.pop("end_time", None)  # a range's end is not before its start
+    elif label in ("POST /v1/silences", "PATCH /v1/silences/{silence_id}") and body is not None:
+        body.pop("starts_at", None)
+        if body.get("matchers"):
+            body["matchers"] = ['alertname="fuzz"', *body["matchers"]]  # one must not match an empty value
+        if label.startswith("POST") or "ends_at" in body:
+            body["ends_at"] = (now + timedelta(hours=1)).isoformat()
+    elif label in ("POST /v1/annotations", "PATCH /v1/annotations/{annotation_id}") and body is not None:
+        start, end = body.get("time"), body.get("end_time")
+        if start and end and datetime.fromisoformat(end) < datetime.fromisoformat(start):
+            body["time"], body["end_time"] = end, start  # end_time >= time
+        if body.get("silence") and not body.get("end_time"):
+            body.pop("silence")  # a silence needs the span's end
+    elif label == "POST /v1/notifiers/{notifier_id}/preview" and body is not None:
+        case.body = _without_nul(body)
+    elif label == "PUT /v1/routing":
+        case.headers = {**(case.headers or {}), "If-Match": _routing_version()}
+    elif label == "POST /v1/routing/import":
+        case.body = _ALERTMANAGER
+    elif label == "POST /v1/loki/api/v1/push":
+        case.body = _LOKI_JSON if case.media_type == "application/json" else snappy.compress(b"")
+    elif label == "POST /v1/logs" and case.media_type == "application/x-protobuf":
+        case.body = b""  # an empty ExportLogsServiceRequest; protobuf is bytes no JSON Schema describes
+    return case
