@@ -133,7 +133,9 @@ async def related_changes_many(conn: asyncpg.Connection, requests: Sequence[Want
     rows = await conn.fetch(
         _QUERY,
         wanted,
-        [first - timedelta(seconds=windows[i] or 0) for i, first in zip(wanted, firsts, strict=True)],
+        # An alert may say it starts in the future: the window then ends, empty, at `now` (a range with its lower
+        # bound after its upper one was a 500).
+        [min(first - timedelta(seconds=windows[i] or 0), now) for i, first in zip(wanted, firsts, strict=True)],
         [_datasets_json(requests[i].alerts) for i in wanted],
         [_label_sets(requests[i].alerts) for i in wanted],
         now,

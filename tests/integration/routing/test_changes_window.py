@@ -32,3 +32,17 @@ async def test_the_window_is_part_of_the_document(h):
     assert_error(r, 400, "invalid_field", param="route.routes[0].changes_window_seconds")
     status = await h.client.get("/api/v2/status", headers=h.auth)
     assert status.status_code == 200 and "changes_window" not in status.json()["config"]["original"]
+
+
+async def test_an_alert_that_starts_in_the_future_is_shown(h):
+    """Its window of changes ends, empty, now: schemathesis found GET /v1/alerts/{fingerprint} a 500 (a time range
+    whose lower bound lay after its upper one) for an alert posted with `startsAt` in 2199."""
+    await h.routing({"notifier_ids": [], "changes_window_seconds": 1800})
+    posted = await h.client.post(
+        "/v1/alerts", headers=h.auth, json=[{"labels": {"team": "web"}, "starts_at": "2199-01-01T00:00:00Z"}]
+    )
+    assert posted.status_code == 200, posted.text
+    (fingerprint,) = posted.json()["fingerprints"]
+    r = await h.client.get(f"/v1/alerts/{fingerprint}", headers=h.auth)
+    assert r.status_code == 200, r.text
+    assert r.json()["changes"] == []
