@@ -180,6 +180,7 @@ def create_app(settings: Settings) -> Litestar:
             title="Beacon",
             version=package_version(),  # the document served says the same (app/openapi_document.py)
             path="/schema",
+            use_handler_docstrings=True,  # each operation's description (and summary: app/openapi_document.py)
             components=Components(
                 security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")},
             ),

@@ -87,7 +87,8 @@ def _any_case(word: str) -> str:
 # A Go layout holds at least one element (app/ingest/golayout.py `_next_chunk`: a digit 1-5 alone is one, as are
 # `Jan`, `Mon`, `MST`, `PM`, `pm`, zone offsets), or is the name of one of Go's layouts, in any case.
 GO_LAYOUT = (
-    "(?:^(?:" + "|".join(_any_case(name) for name in NAMED_LAYOUTS) + ")$)|[1-5]|Jan|Mon|MST|PM|pm|-07|Z07|0[1-6]"
+    "(?:^(?:" + "|".join(_any_case(name) for name in NAMED_LAYOUTS) + ")$)|[1-5]|Jan(?![a-z])|Mon(?![a-z])"
+    "|MST|PM|pm|-07|Z07|0[1-6]"
 )
 # An http(s) URL as adapters/checks.py `http_url_problem` takes it: a host, a port in range, no whitespace.
 _PORT = "(?:[0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
@@ -190,6 +191,7 @@ SHARED_DESCRIPTIONS = {
     ("path", "dataset"): "The dataset's name (created on the first write).",
     ("path", "name"): "The name.",
     ("path", "index"): "The default index (a Beacon dataset) of the bulk request's actions.",
+    ("query", "format"): "`json` for a JSON answer; text otherwise.",
 }
 
 
@@ -218,6 +220,8 @@ def _parameters(doc: Schema) -> None:
             elif name in ("start_time", "end_time") and place == "query":
                 described = {k: v for k, v in schema.items() if k not in ("type",)}
                 param["schema"] = {**described, **instant()}
+            elif name == "timestamp-field":
+                schema["minLength"] = 1  # an empty name is a 400 (app/ingest/controllers.py)
             elif name == "timestamp-format":
                 schema["pattern"] = GO_LAYOUT
             elif (place, name) == ("header", "If-Match") and path == "/v1/routing":
@@ -338,6 +342,10 @@ def _bounds_of_updates(doc: Schema, names: list[str]) -> None:
                     value[bound] = create[field][bound]
 
 
+# The parts of a preview's made-up event (`POST /v1/notifiers/{id}/preview`), which the server renders unchecked.
+PREVIEW_PARTS = frozenset(("Event", "RecentChange", "AlertGroup", "GroupAlert"))
+
+
 def _request_bodies(doc: Schema, notifier_types: list[str]) -> None:
     names = request_components(doc)
     for name in names:
@@ -346,7 +354,9 @@ def _request_bodies(doc: Schema, notifier_types: list[str]) -> None:
             # Every request Struct is a RequestBody (app/schemas.py): an unknown field is a 400.
             schema["additionalProperties"] = False
         for field, value in schema.get("properties", {}).items():
-            if field == "labels":
+            if field == "labels" and name in PREVIEW_PARTS:
+                pass  # a preview's made-up event: its labels are shown, not checked
+            elif field == "labels":
                 label_map(value, at_least_one=name in ("RoutingTestRequest", "AlertPost"))
             elif field in ("matchers", "source_matchers", "target_matchers"):
                 matcher_list(value, at_least_one=name in ("SilenceCreate", "SilenceSpec", "SilenceUpdate"))
@@ -369,7 +379,7 @@ def _request_bodies(doc: Schema, notifier_types: list[str]) -> None:
                     text["pattern"] = HTTP_URL
         _each_string(schema, _in_range)
         for field, value in schema.get("properties", {}).items():
-            if any(text.get("format") == "date-time" for text in strings_in(value)):
+            if "anyOf" not in value and any(text.get("format") == "date-time" for text in strings_in(value)):
                 schema["properties"][field] = _or_unix_time(value)
     for name in ("AnnotationCreate", "AnnotationUpdate"):
         datasets = prop(doc, name, "datasets")
@@ -461,6 +471,11 @@ def ndjson(doc: Schema) -> None:
         },
         "example": '{"_time": "2026-11-21T08:15:30Z", "level": "error"}\n{"level": "info"}\n',
     }
+    # A JSON body may also be one event alone (an object is a batch of one); an item that is not an object fails
+    # alone, counted in `failed` (api.md), so the array's items may be anything.
+    array = ingest["application/json"]["schema"]
+    array["items"] = {"description": "An event: a JSON object (anything else is counted in `failed`)."}
+    ingest["application/json"]["schema"] = {"anyOf": [array, {"type": "object"}]}
     export = doc["paths"]["/v1/export"]["post"]["responses"]["200"]
     export["description"] = "Every row of the query: one JSON object per line, streamed."
     export["content"] = {
@@ -487,6 +502,20 @@ RESOURCES = (
 
 
 def _links(doc: Schema) -> None:
+    _alert_links(doc)
+    _resource_links(doc)
+
+
+def _alert_links(doc: Schema) -> None:
+    posted = doc["paths"]["/v1/alerts"]["post"]["responses"]["200"].setdefault("links", {})
+    read = doc["paths"]["/v1/alerts/{fingerprint}"]["get"]
+    posted[read["operationId"]] = {
+        "operationId": read["operationId"],
+        "parameters": {"fingerprint": "$response.body#/fingerprints/0"},
+    }
+
+
+def _resource_links(doc: Schema) -> None:
     """OpenAPI links from each create to the operations on what it created (clients and stateful fuzzers follow
     them: the id in the 201 body is the path parameter of the others)."""
     paths = doc["paths"]
@@ -516,6 +545,10 @@ def _shippers(doc: Schema) -> None:
             body["content"]["application/x-ndjson"]["schema"]["minLength"] = 1
     for path in ("/v1/elastic/_template/{name}", "/v1/elastic/_index_template/{name}"):
         doc["paths"][path]["put"]["requestBody"]["required"] = False
+    for path in ("/v1/elastic/_template/{name}", "/v1/elastic/_index_template/{name}"):
+        doc["paths"][path]["put"]["requestBody"]["content"]["application/json"]["schema"] = {
+            "description": "Any JSON: acknowledged, not read."
+        }
     # Protobuf is bytes that no JSON Schema describes: OpenAPI 3.1 describes such content by its media type alone.
     for path in ("/v1/logs", "/v1/loki/api/v1/push"):
         doc["paths"][path]["post"]["requestBody"]["content"]["application/x-protobuf"] = {}

@@ -82,6 +82,9 @@ async def ingest(
     timestamp_field: TimestampField = None,
     timestamp_format: TimestampFormat = None,
 ) -> IngestResult:
+    """Send events to a dataset (created on the first write): a JSON array of objects or NDJSON, optionally gzip.
+    Each event's time is its timestamp field's value (or its arrival); nested objects flatten to dot paths. The
+    accepted events are committed before the 200, which counts them and the ones that failed. Needs `ingest`."""
     check_dataset_name(dataset)
     principal(request).require_dataset(dataset)
     fmt = body_format(request.headers.get("content-type"))

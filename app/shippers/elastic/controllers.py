@@ -107,6 +107,9 @@ _BULK: dict[str, Any] = {
 
 @route("/v1/elastic/_bulk", summary="Elasticsearch bulk API", operation_class=BULK_OPERATION, **_BULK)
 async def bulk(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
+    """Index documents as Elasticsearch's `_bulk` API takes them, for Beats, Logstash, Vector, Fluent Bit and
+    Elastic's clients: each action's `_index` is a Beacon dataset. Answers in Elasticsearch's shape. Needs
+    `ingest`."""
     return await _bulk(request, db, None)
 
 
@@ -117,4 +120,5 @@ async def bulk(request: Request[Any, Any, Any], db: AsyncSession) -> Response[by
     **_BULK,
 )
 async def index_bulk(request: Request[Any, Any, Any], db: AsyncSession, index: str) -> Response[bytes]:
+    """Elasticsearch's `_bulk` API with a default index (dataset) in the path. Needs `ingest`."""
     return await _bulk(request, db, index)

@@ -64,16 +64,19 @@ def _root() -> dict[str, Any]:
 
 @get("/v1/elastic", operation_class=_PROBE, summary="Elasticsearch: the cluster", **_PROBES)
 async def cluster_root(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """What Elasticsearch clients read first: a version they accept (8.x). Needs `ingest`."""
     return answer(request, _root())
 
 
 @head("/v1/elastic", operation_class=_HEAD, summary="Elasticsearch: ping", **_PROBES)
 async def cluster_ping() -> Response[None]:
+    """Elasticsearch clients' ping: 200 when the token is good. Needs `ingest`."""
     return empty(200)
 
 
 @get("/v1/elastic/_license", operation_class=_PROBE, summary="Elasticsearch: the license", **_PROBES)
 async def license_info(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """An Elasticsearch license, as Beats and Logstash check it before they send. Needs `ingest`."""
     return answer(
         request,
         {
@@ -115,11 +118,13 @@ def _health() -> dict[str, Any]:
 
 @get("/v1/elastic/_cluster/health", operation_class=_PROBE, summary="Elasticsearch: cluster health", **_PROBES)
 async def cluster_health(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Elasticsearch cluster health: always green (Beacon has no shards). Needs `ingest`."""
     return answer(request, _health())
 
 
 @get("/v1/elastic/_cat/health", operation_class=_TEXT_OR_JSON, summary="Elasticsearch: cat health", **_PROBES)
 async def cat_health(request: Request[Any, Any, Any], format: str | None = None) -> Response[bytes]:
+    """Elasticsearch `_cat/health`, as text or JSON (`format=json`). Needs `ingest`."""
     now = time.time()
     row = {
         "epoch": str(int(now)),
@@ -156,14 +161,17 @@ _TEMPLATE_PATHS = ["/v1/elastic/_template/{name:str}", "/v1/elastic/_index_templ
 
 @get(_TEMPLATE_PATHS, operation_class=_TEMPLATE_GET, summary="Elasticsearch: an index template", **_PROBES)
 async def get_template(name: str) -> Response[bytes]:
+    """An index template: none is kept, so 404 (shippers then put theirs). Needs `ingest`."""
     raise _missing(name)
 
 
 @head(_TEMPLATE_PATHS, operation_class=_TEMPLATE_HEAD, summary="Elasticsearch: does an index template exist", **_PROBES)
 async def has_template(name: str) -> Response[None]:
+    """Whether an index template exists: none is kept, so 404. Needs `ingest`."""
     return empty(404)
 
 
 @put(_TEMPLATE_PATHS, operation_class=_TEMPLATE_PUT, summary="Elasticsearch: put an index template", **_PROBES)
 async def put_template(request: Request[Any, Any, Any], name: str) -> Response[bytes]:
+    """Put an index template: acknowledged and not kept (Beacon has no mappings). Needs `ingest`."""
     return answer(request, {"acknowledged": True})

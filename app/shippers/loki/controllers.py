@@ -48,6 +48,8 @@ _OPERATION = openapi.operation_class(
     summary="Loki push API",
 )
 async def loki_push(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
+    """Push log lines as Grafana Loki's API takes them (Promtail, Grafana Alloy, the Loki Docker driver, winston-
+    loki): each stream's labels become fields; the dataset is the `dataset` label, else `loki`. Needs `ingest`."""
     media = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
     if media not in (_JSON, _PROTOBUF):
         shown = f"`{media}`" if media else "no Content-Type"

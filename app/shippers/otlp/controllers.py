@@ -47,6 +47,8 @@ _OPERATION = openapi.operation_class(
     summary="OTLP/HTTP logs (protobuf or JSON)",
 )
 async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
+    """Export logs as OpenTelemetry's OTLP/HTTP takes them (collectors and SDKs): each log record becomes an event in
+    the dataset its resource names (`beacon.dataset`, else `otel-logs`). Needs `ingest`."""
     encoding = encoding_of(request.headers.get("content-type"))
     dataset = header_dataset(request) or DEFAULT_DATASET
     principal(request).require_dataset(dataset)
