@@ -66,8 +66,10 @@ ERRORS: dict[str, ErrorKind] = {
         "invalid_request_error",
         "The query text does not parse or type-check; the message gives line and column.",
     ),
+    # 409, not 400: the request is well formed and would succeed on another resource; it is refused for what the
+    # resource is (its type), which is a conflict with the resource's state (RFC 9110 15.5.10).
     "unsupported_operation": ErrorKind(
-        400,
+        409,
         "invalid_request_error",
         "The resource does not support this operation (e.g. rotating the secret of a notifier type without one).",
     ),

@@ -74,6 +74,7 @@ EXTRA: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", "/v1/deliveries/{delivery_id}/retry"): (409,),  # being sent, or already succeeded
     ("DELETE", "/v1/notifiers/{notifier_id}"): (409,),  # the routing document sends to it
     ("POST", "/v1/notifiers"): (409,),  # the name is in use
+    ("POST", "/v1/notifiers/{notifier_id}/rotate-secret"): (409,),  # a type without a signing secret
     ("PATCH", "/v1/notifiers/{notifier_id}"): (409,),  # the new name is in use
     ("PUT", "/v1/routing"): (412, 428),  # If-Match: another write came first, or the header is missing
     # losses not accepted, a notifier of the same name but another type; If-Match not current; body cap; type

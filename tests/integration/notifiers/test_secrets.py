@@ -197,7 +197,7 @@ async def test_rotate_needs_a_type_with_a_secret(client, auth):
         await client.post("/v1/notifiers", headers=auth, json={"name": "c", "type": "chat_a", "config": {"url": URL}})
     ).json()
     assert_error(
-        await client.post(f"/v1/notifiers/{chat['id']}/rotate-secret", headers=auth), 400, "unsupported_operation"
+        await client.post(f"/v1/notifiers/{chat['id']}/rotate-secret", headers=auth), 409, "unsupported_operation"
     )
     assert_error(await client.post("/v1/notifiers/ntf_00/rotate-secret", headers=auth), 404, "not_found")
 
