@@ -11,6 +11,8 @@ takes one.
 - A NUL in a JSON body (any string or key, at any depth): 400 `invalid_field` naming its dotted path.
 - A NUL in a console form (URL-encoded, `%00`): 400 `invalid_field` naming the field.
 - A JSON body that is not UTF-8: 400 `invalid_json` (msgspec raised UnicodeDecodeError, which became a 500).
+- A boolean or a number given as another JSON type (`"continue": 0`, `"limit": "5"`): 400 `invalid_field` naming
+  it (app/json_types.py: Litestar's conversion would take it, where the OpenAPI document says it is invalid).
 - A JSON body nested deeper than MAX_JSON_DEPTH arrays and objects: 400 `invalid_json` (decoders recurse per
   level: 970 `[` raised RecursionError, a 500, on every JSON route; no route takes anything near that deep).
 
@@ -29,11 +31,13 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import msgspec
+import msgspec.inspect as mi
 from litestar import Request
 from litestar.enums import RequestEncodingType
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import BodyKwarg
 
+from app import json_types
 from app.errors import BeaconError
 
 NUL = "\x00"
@@ -59,7 +63,9 @@ async def refuse_unstorable_text(request: Request[Any, Any, Any]) -> None:
                 )
     kind = _body_kind(request.route_handler)
     if kind == "json":
-        _check_json_body(await request.body())
+        body = await request.body()
+        _check_json_body(body)
+        _check_json_types(request.route_handler, body)
     elif kind == "form":
         _check_form_body(await request.body())
 
@@ -74,6 +80,29 @@ def _body_kind(handler: HTTPRouteHandler) -> str | None:
     if not isinstance(kwarg, BodyKwarg) or kwarg.media_type == RequestEncodingType.JSON:
         return "json"
     return "form" if kwarg.media_type == RequestEncodingType.URL_ENCODED else None
+
+
+@cache
+def _body_type(handler: HTTPRouteHandler) -> mi.Type | None:
+    """The handler's body type as msgspec describes it, when it holds a boolean or a number (app/json_types.py)."""
+    found = json_types.info(handler.parsed_fn_signature.parameters["data"].annotation)
+    return found if found is not None and json_types.holds_typed(found) else None
+
+
+def _check_json_types(handler: HTTPRouteHandler, body: bytes) -> None:
+    """400 for a boolean or a number given as another JSON type (`"continue": 0`), which Litestar would convert."""
+    body_type = _body_type(handler)
+    if body_type is None or not body:
+        return
+    try:
+        data = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return  # malformed: Litestar's decoding answers invalid_json
+    found = json_types.wrong_type(data, body_type)
+    if found is not None:
+        path, problem = found
+        where = f"`{path}`" if path else "The request body"
+        raise BeaconError("invalid_field", f"{where} {problem}.", param=path or None)
 
 
 def _check_form_body(body: bytes) -> None:

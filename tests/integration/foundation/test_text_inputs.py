@@ -239,3 +239,28 @@ async def test_a_routing_tree_too_deep_is_a_400(client, auth):
         headers = {**auth, "If-Match": version, "content-type": "application/json"}
         r = await client.put("/v1/routing", headers=headers, content=document.encode())
         assert r.status_code == 400 and words in r.json()["error"]["message"], (levels, r.text[:300])
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "param", "says"),
+    [
+        # Litestar's lenient conversion read 0 as false and "60" as 60: the document says boolean and integer.
+        ("POST", "/v1/monitors", {**MONITOR, "alert_on_no_data": 0}, "alert_on_no_data", "true or false"),
+        ("POST", "/v1/monitors", {**MONITOR, "interval_seconds": "60"}, "interval_seconds", "a number"),
+        ("POST", "/v1/monitors", {**MONITOR, "trigger_after": {"m": "1", "n": 2}}, "trigger_after.m", "a number"),
+        ("POST", "/v1/query", {"apl": "['web']", "take": "5"}, "take", "a number"),
+    ],
+)
+async def test_a_boolean_or_number_given_as_another_json_type_is_refused(client, auth, method, path, body, param, says):
+    r = await client.request(method, path, json=body, headers=auth)
+    assert_error(r, 400, "invalid_field")
+    assert r.json()["error"]["param"] == param and says in r.json()["error"]["message"]
+    assert (await client.get("/v1/monitors", headers=auth)).json()["data"] == []
+
+
+async def test_what_json_schema_also_allows_stays_allowed(client, auth):
+    """3.0 is an integer to JSON Schema (and the document), and a request datetime may be unix seconds."""
+    body = {**MONITOR, "interval_seconds": 60.0, "disabled_until": 4102444800, "trigger_after": {"m": 1.0, "n": 2}}
+    r = await client.post("/v1/monitors", json=body, headers=auth)
+    assert r.status_code == 201, r.text
+    assert r.json()["interval_seconds"] == 60 and r.json()["disabled_until"].startswith("2100-01-01")
