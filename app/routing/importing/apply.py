@@ -34,6 +34,12 @@ def check_version(stored: routing_config.Stored, if_match: str | None) -> None:
     """With `If-Match`, the import applies only to the version it names (412 otherwise); without, to any."""
     if if_match is None:
         return
+    if not if_match.strip():  # a header that names no version: a mistake, not "any version" (that is `*`)
+        raise BeaconError(
+            "invalid_parameter",
+            "`If-Match` is empty: send the `version` from GET /v1/routing, `*`, or no `If-Match` at all.",
+            param="If-Match",
+        )
     wanted = routing_config.parse_if_match(if_match)
     if wanted != "*" and wanted != str(stored.version):
         raise BeaconError(

@@ -249,3 +249,18 @@ async def test_imports_at_the_same_time_make_each_notifier_once(make_app, settin
         server.should_exit = True
         await task
     assert version == "2" and sorted(n["name"] for n in notifiers) == ["hook", "pager/pagerduty[0]", "pager/slack[0]"]
+
+
+@pytest.mark.parametrize("blank", ["", " "])
+async def test_a_blank_if_match_is_refused_not_taken_for_any_version(local, auth, blank):
+    """A header that names no version is a mistake (any version is `*`, or no header): 400 naming it, nothing
+    imported. Before, it was a 428 that spoke of PUT, where the document calls the header optional."""
+    r = await local.post(
+        "/v1/routing/import",
+        params={"accept_losses": "true"},
+        content=CONFIG.encode(),
+        headers={**auth, **YAML, "If-Match": blank},
+    )
+    assert_error(r, 400, "invalid_parameter")
+    assert r.json()["error"]["param"] == "If-Match"
+    assert (await local.get("/v1/routing", headers=auth)).json()["version"] == "1"
