@@ -53,6 +53,7 @@ def anchored(pattern: str) -> str:
 
 # Text without U+0000 (app/inputs.py refuses it everywhere: PostgreSQL's text cannot hold it).
 NO_NUL = "^[^\\u0000]*$"
+NOT_BLANK = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
 assert NUL == "\x00"
 
 
@@ -227,8 +228,10 @@ def _parameters(doc: Schema) -> None:
                 schema["minLength"] = 1  # an empty name is a 400 (app/ingest/controllers.py)
             elif name == "timestamp-format":
                 schema["pattern"] = GO_LAYOUT
-            elif (place, name) == ("header", "If-Match") and path == "/v1/routing":
-                param["required"] = True  # 428 without it (app/routing/service.py)
+            elif (place, name) == ("header", "If-Match"):
+                # A version (app/routing/config.py parse_if_match): a blank one names none, and is refused.
+                schema["pattern"] = NOT_BLANK
+                param["required"] = path == "/v1/routing"  # PUT: 428 without it; an import applies over any
             for text in strings_in(param["schema"]):
                 text.setdefault("pattern", NO_NUL)
             for array in arrays_in(param["schema"]):
@@ -552,6 +555,29 @@ def _shippers(doc: Schema) -> None:
         doc["paths"][path]["put"]["requestBody"]["content"]["application/json"]["schema"] = {
             "description": "Any JSON: acknowledged, not read."
         }
-    # Protobuf is bytes that no JSON Schema describes: OpenAPI 3.1 describes such content by its media type alone.
-    for path in ("/v1/logs", "/v1/loki/api/v1/push"):
-        doc["paths"][path]["post"]["requestBody"]["content"]["application/x-protobuf"] = {}
+    # A protobuf body is described as OpenAPI describes any media type's body: by the data it carries, here the
+    # message in proto3's JSON mapping; the media type says how it travels (protobuf's binary encoding). Described
+    # by nothing at all (`{}`), it would be any value, so that no request could be invalid.
+    for path, message in PROTOBUF_MESSAGES.items():
+        content = doc["paths"][path]["post"]["requestBody"]["content"]
+        content["application/x-protobuf"] = {"schema": {"type": "object", "description": message}}
+    _yaml_body(doc)
+
+
+PROTOBUF_MESSAGES = {
+    "/v1/logs": "An OTLP `ExportLogsServiceRequest`, as proto3's JSON mapping describes it; sent in protobuf's "
+    "binary encoding.",
+    "/v1/loki/api/v1/push": "A `logproto.PushRequest` (`{streams: [{labels, entries: [{timestamp, line}]}]}` in "
+    "proto3's JSON mapping); sent in protobuf's binary encoding, snappy-compressed (block format).",
+}
+
+
+def _yaml_body(doc: Schema) -> None:
+    """An Alertmanager configuration is a YAML mapping (app/routing/importing/yamltext.py refuses anything else
+    with a 400): described as the object it is, not as any text."""
+    content = doc["paths"]["/v1/routing/import"]["post"]["requestBody"]["content"]
+    for media in content.values():
+        media["schema"] = {
+            "type": "object",
+            "description": "The configuration's top level (`route`, `receivers`, `inhibit_rules`, ...), in YAML.",
+        }

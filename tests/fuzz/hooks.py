@@ -10,6 +10,7 @@ they were generated.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from datetime import UTC, datetime, timedelta
@@ -18,8 +19,12 @@ from typing import Any
 import httpx
 import schemathesis
 import snappy
+from google.protobuf import json_format
 from hypothesis import strategies as st
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from schemathesis.core.errors import SerializationNotPossible
+
+from app.shippers.loki.proto import push_request
 
 # --- media types --------------------------------------------------------------------------------------------------
 
@@ -35,11 +40,19 @@ def _ndjson(ctx: schemathesis.SerializationContext, value: Any) -> bytes:
 
 @schemathesis.serializer("application/x-protobuf")
 def _protobuf(ctx: schemathesis.SerializationContext, value: Any) -> bytes:
-    """OTLP's and Loki's protobuf bodies (the shippers' endpoints): bytes, which map_case makes for valid cases; a
-    value of another type has no protobuf form."""
-    if not isinstance(value, bytes):
+    """OTLP's and Loki's protobuf bodies: the document describes the message by proto3's JSON mapping, so a value
+    is encoded as that message (Loki's snappy-compressed, as its clients send it). A value that is no such message
+    (not an object, a field of the wrong type) has no protobuf form: that case cannot be sent."""
+    if not isinstance(value, dict):  # ParseDict would read a list's items as field names: `[]` as an empty message
         raise SerializationNotPossible.for_media_type("application/x-protobuf")
-    return value
+    loki = ctx.case.operation.path == "/v1/loki/api/v1/push"
+    message = push_request()() if loki else ExportLogsServiceRequest()
+    try:
+        json_format.ParseDict(value, message)
+    except (json_format.ParseError, AttributeError, TypeError, ValueError):
+        raise SerializationNotPossible.for_media_type("application/x-protobuf") from None
+    encoded: bytes = message.SerializeToString()
+    return snappy.compress(encoded) if loki else encoded
 
 
 @schemathesis.deserializer("application/x-ndjson")
@@ -100,6 +113,20 @@ _CONFIGS: dict[str, dict[str, Any]] = {
 }
 _URL_CONFIG = {"url": "http://127.0.0.1:9/hooks/x9Ab"}
 _LOKI_JSON = {"streams": [{"stream": {"job": "fuzz"}, "values": [["1764000000000000000", "a line"]]}]}
+# The same line as protobuf messages, in proto3's JSON mapping (bytes in base64), which `_protobuf` encodes.
+_LOKI_PROTO = {
+    "streams": [
+        {
+            "labels": base64.b64encode(b'{job="fuzz"}').decode(),
+            "entries": [{"timestamp": {"seconds": "1764000000"}, "line": base64.b64encode(b"a line").decode()}],
+        }
+    ]
+}
+_OTLP_PROTO = {
+    "resourceLogs": [
+        {"scopeLogs": [{"logRecords": [{"timeUnixNano": "1764000000000000000", "body": {"stringValue": "a line"}}]}]}
+    ]
+}
 _ALERTMANAGER = {"route": {"receiver": "fuzz"}, "receivers": [{"name": "fuzz"}]}
 
 
@@ -135,11 +162,24 @@ def _routing_version() -> str:
     return str(answer.json()["version"])
 
 
+def _stored(path: str) -> dict[str, Any] | None:
+    """A resource as stored (None: there is none, and a 404 is the answer): a PATCH's fields must suit it."""
+    answer = httpx.get(f"{_URL}{path}", headers={"Authorization": f"Bearer {_TOKEN}"}, timeout=10)
+    found: dict[str, Any] | None = answer.json() if answer.status_code == 200 else None
+    return found
+
+
+def _monitor_type(monitor_id: str) -> str | None:
+    """The stored monitor's type, which a PATCH cannot change and whose rules its fields must follow."""
+    stored = _stored(f"/v1/monitors/{monitor_id}")
+    return str(stored["type"]) if stored else None
+
+
 def _fix_monitor(body: dict[str, Any], *, creating: bool) -> None:
     body["notifier_ids"] = []  # ids of notifiers that exist, which no schema can say
-    if body.get("type") == "match_event":
-        body.pop("repeat_interval_seconds", None)  # threshold monitors only
-        body.pop("notify_by_group", None)
+    if body.get("type") == "match_event":  # threshold monitors only (app/monitors/service.py `_check`)
+        for field in ("repeat_interval_seconds", "notify_by_group", "trigger_after", "alert_on_no_data"):
+            body.pop(field, None)
     after = body.get("trigger_after")
     if isinstance(after, dict) and after.get("m", 1) > after.get("n", 1):
         after["m"], after["n"] = after.get("n", 1), after.get("m", 1)  # m of the last n runs: m <= n
@@ -173,8 +213,11 @@ def map_case(ctx: schemathesis.HookContext, case: schemathesis.Case) -> schemath
     body = case.body if isinstance(case.body, dict) else None
     if label == "POST /v1/tokens" and body is not None and not _later(body.get("expires_at"), now):
         body["expires_at"] = None  # "in the future": a rule of the clock
-    elif label in ("POST /v1/monitors", "PATCH /v1/monitors/{monitor_id}") and body is not None:
-        _fix_monitor(body, creating=label.startswith("POST"))
+    elif label == "POST /v1/monitors" and body is not None:
+        _fix_monitor(body, creating=True)
+    elif label == "PATCH /v1/monitors/{monitor_id}" and body is not None:
+        body["type"] = _monitor_type(str((case.path_parameters or {}).get("monitor_id", "")))
+        _fix_monitor(body, creating=False)
     elif label == "POST /v1/notifiers" and body is not None:
         body["config"] = _CONFIGS.get(body.get("type", ""), _URL_CONFIG)
     elif label == "PATCH /v1/notifiers/{notifier_id}" and body is not None:
@@ -199,12 +242,18 @@ def map_case(ctx: schemathesis.HookContext, case: schemathesis.Case) -> schemath
         if body.get("silence"):  # a silence needs the span's end, after its start
             body.pop("time", None)
             body["end_time"] = (now + timedelta(hours=1)).isoformat()
+        if label.startswith("PATCH") and "time" in body and "end_time" not in body:
+            # The stored span's end stays: a new start may not lie after it.
+            stored = _stored(f"/v1/annotations/{(case.path_parameters or {}).get('annotation_id', '')}")
+            end = _instant((stored or {}).get("end_time"))
+            if end is not None and (_instant(body["time"]) or now) > end:
+                body.pop("time")
         if isinstance(body.get("silence"), dict) and body["silence"].get("matchers"):
             body["silence"]["matchers"][0] = 'alertname="fuzz"'  # one must not match an empty value
     elif label == "POST /v1/notifiers/{notifier_id}/preview" and body is not None:
         case.body = _without_nul(body)
     elif label == "PUT /v1/routing":
-        case.headers = {**(case.headers or {}), "If-Match": _routing_version()}
+        case.headers = {**(case.headers or {}), "If-Match": _routing_version()}  # again in before_call
         if body is not None:  # notifiers and time intervals are named by reference: they must exist
             body["route"], body["inhibit_rules"], body["time_intervals"] = {"notifier_ids": []}, [], []
     elif label == "POST /v1/alerts" and isinstance(case.body, list):
@@ -214,7 +263,19 @@ def map_case(ctx: schemathesis.HookContext, case: schemathesis.Case) -> schemath
     elif label == "POST /v1/routing/import":
         case.body = _ALERTMANAGER
     elif label == "POST /v1/loki/api/v1/push":
-        case.body = _LOKI_JSON if case.media_type == "application/json" else snappy.compress(b"")
+        case.body = _LOKI_JSON if case.media_type == "application/json" else _LOKI_PROTO
     elif label == "POST /v1/logs" and case.media_type == "application/x-protobuf":
-        case.body = b""  # an empty ExportLogsServiceRequest; protobuf is bytes no JSON Schema describes
+        case.body = _OTLP_PROTO
     return case
+
+
+@schemathesis.hook
+def before_call(ctx: schemathesis.HookContext, case: schemathesis.Case, kwargs: dict[str, Any]) -> None:
+    """`If-Match` names the routing document's current version, read just before the request is sent: a version
+    read when the case was made is stale once another PUT came first (a replayed case, a stateful step), and the
+    412 that then answers is the contract, not a refused valid request."""
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return
+    label = f"{case.method.upper()} {case.operation.path}"
+    if label == "PUT /v1/routing" or (label == "POST /v1/routing/import" and "If-Match" in (case.headers or {})):
+        case.headers = {**(case.headers or {}), "If-Match": _routing_version()}
