@@ -42,6 +42,7 @@ from app.notifiers.controllers import NotifierController
 from app.notifiers.service import build_notifier_env
 from app.openapi import document_errors, render_plugins
 from app.openapi_document import package_version
+from app.operation_ids import operation_id
 from app.pagination import CursorCodec
 from app.query.controllers import QueryController
 from app.query.slots import QuerySlots
@@ -181,6 +182,7 @@ def create_app(settings: Settings) -> Litestar:
             version=package_version(),  # the document served says the same (app/openapi_document.py)
             path="/schema",
             use_handler_docstrings=True,  # each operation's description (and summary: app/openapi_document.py)
+            operation_id_creator=operation_id,  # names generated clients keep (app/operation_ids.py)
             components=Components(
                 security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")},
             ),

@@ -74,6 +74,7 @@ def _caches(request: Request[Any, Any, Any]) -> service.IngestCaches:
     request_max_body_size=sys.maxsize,
     operation_class=IngestOperation,
     summary="Ingest events (JSON array or NDJSON, optionally gzip)",
+    operation_id="ingestEvents",
 )
 async def ingest(
     request: Request[Any, Any, Any],

@@ -19,7 +19,7 @@ class QueryController(Controller):
     opt = {"scope": "query"}
 
     # Read-only: the token is checked beside the query instead of before it (app/known_tokens.py).
-    @post("/query", status_code=200, opt={"token_check": "beside"})
+    @post("/query", status_code=200, opt={"token_check": "beside"}, operation_id="runQuery")
     async def query(self, request: Request[Any, Any, Any], data: QueryRequest) -> QueryResult:
         """Run a query.
 
@@ -40,7 +40,7 @@ class QueryController(Controller):
             return Response(body, media_type="application/json")  # type: ignore[return-value]
         return result
 
-    @post("/export", status_code=200, media_type="application/x-ndjson")
+    @post("/export", status_code=200, media_type="application/x-ndjson", operation_id="exportQuery")
     async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
         """Export every row of a query, streamed as NDJSON.
 

@@ -7,6 +7,7 @@ NDJSON is described, and the bounds the server checks are in it, from the defini
 
 from __future__ import annotations
 
+import re
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -116,3 +117,44 @@ def test_405_lists_the_methods_of_the_path(client: Any) -> None:
     r = client.request("TRACE", "/v1/annotations")
     assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
     assert set(r.headers["allow"].split(", ")) == {"GET", "POST", "OPTIONS"}
+
+
+def test_operation_ids_are_unique_readable_and_follow_one_rule(doc: Doc) -> None:
+    """The names generated clients give their functions (app/operation_ids.py): camelCase, a verb first, unique,
+    and what a user would call them."""
+    ids = {f"{method.upper()} {path}": op["operationId"] for method, path, op in operations(doc)}
+    assert len(set(ids.values())) == len(ids)
+    assert all(re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)*", i) for i in ids.values()), ids
+    for label, found in ids.items():
+        method, path = label.split(" ")
+        item = path.endswith("}")
+        if method == "GET" and not item and path.rsplit("/", 1)[-1] in ("tokens", "annotations", "monitors"):
+            assert found.startswith("list"), label
+        expected_verb = {"PATCH": "update", "PUT": "replace" if path == "/v1/routing" else "put"}.get(method)
+        if expected_verb and not path.startswith("/v1/elastic"):
+            assert found.startswith(expected_verb), (label, found)
+        if method == "DELETE":
+            assert found.startswith(("delete", "revoke", "expire")), (label, found)
+    assert {
+        "GET /v1/tokens": "listTokens",
+        "POST /v1/tokens": "createToken",
+        "DELETE /v1/tokens/{token_id}": "revokeToken",
+        "POST /v1/annotations": "createAnnotation",
+        "GET /v1/annotations/{annotation_id}": "getAnnotation",
+        "PATCH /v1/annotations/{annotation_id}": "updateAnnotation",
+        "DELETE /v1/annotations/{annotation_id}": "deleteAnnotation",
+        "POST /v1/notifiers/{notifier_id}/rotate-secret": "rotateNotifierSecret",
+        "GET /v1/notifiers/{notifier_id}/deliveries": "listNotifierDeliveries",
+        "GET /v1/datasets/{name}/fields": "listDatasetFields",
+        "GET /v1/monitors/{monitor_id}/history": "getMonitorHistory",
+        "GET /v1/alerts/groups": "listAlertGroups",
+        "POST /v1/alerts": "postAlerts",
+        "DELETE /v1/silences/{silence_id}": "expireSilence",
+        "POST /v1/routing/import": "importRoutingConfig",
+        "GET /v1/routing/status": "getRoutingStatus",
+        "POST /v1/query": "runQuery",
+        "POST /v1/export": "exportQuery",
+        "POST /v1/ingest/{dataset}": "ingestEvents",
+        "POST /v1/elastic/_bulk": "postElasticBulk",
+        "GET /v1/elastic/_index_template/{name}": "getElasticIndexTemplate",
+    }.items() <= ids.items()

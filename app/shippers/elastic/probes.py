@@ -62,19 +62,31 @@ def _root() -> dict[str, Any]:
     }
 
 
-@get("/v1/elastic", operation_class=_PROBE, summary="Elasticsearch: the cluster", **_PROBES)
+@get(
+    "/v1/elastic",
+    operation_class=_PROBE,
+    summary="Elasticsearch: the cluster",
+    operation_id="getElasticInfo",
+    **_PROBES,
+)
 async def cluster_root(request: Request[Any, Any, Any]) -> Response[bytes]:
     """What Elasticsearch clients read first: a version they accept (8.x). Needs `ingest`."""
     return answer(request, _root())
 
 
-@head("/v1/elastic", operation_class=_HEAD, summary="Elasticsearch: ping", **_PROBES)
+@head("/v1/elastic", operation_class=_HEAD, summary="Elasticsearch: ping", operation_id="pingElastic", **_PROBES)
 async def cluster_ping() -> Response[None]:
     """Elasticsearch clients' ping: 200 when the token is good. Needs `ingest`."""
     return empty(200)
 
 
-@get("/v1/elastic/_license", operation_class=_PROBE, summary="Elasticsearch: the license", **_PROBES)
+@get(
+    "/v1/elastic/_license",
+    operation_class=_PROBE,
+    summary="Elasticsearch: the license",
+    operation_id="getElasticLicense",
+    **_PROBES,
+)
 async def license_info(request: Request[Any, Any, Any]) -> Response[bytes]:
     """An Elasticsearch license, as Beats and Logstash check it before they send. Needs `ingest`."""
     return answer(
@@ -116,13 +128,25 @@ def _health() -> dict[str, Any]:
     }
 
 
-@get("/v1/elastic/_cluster/health", operation_class=_PROBE, summary="Elasticsearch: cluster health", **_PROBES)
+@get(
+    "/v1/elastic/_cluster/health",
+    operation_class=_PROBE,
+    summary="Elasticsearch: cluster health",
+    operation_id="getElasticClusterHealth",
+    **_PROBES,
+)
 async def cluster_health(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Elasticsearch cluster health: always green (Beacon has no shards). Needs `ingest`."""
     return answer(request, _health())
 
 
-@get("/v1/elastic/_cat/health", operation_class=_TEXT_OR_JSON, summary="Elasticsearch: cat health", **_PROBES)
+@get(
+    "/v1/elastic/_cat/health",
+    operation_class=_TEXT_OR_JSON,
+    summary="Elasticsearch: cat health",
+    operation_id="getElasticCatHealth",
+    **_PROBES,
+)
 async def cat_health(request: Request[Any, Any, Any], format: str | None = None) -> Response[bytes]:
     """Elasticsearch `_cat/health`, as text or JSON (`format=json`). Needs `ingest`."""
     now = time.time()

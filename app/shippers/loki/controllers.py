@@ -46,6 +46,7 @@ _OPERATION = openapi.operation_class(
     request_max_body_size=sys.maxsize,  # the caps are ingest's own (app/ingest/bodies.py)
     operation_class=_OPERATION,
     summary="Loki push API",
+    operation_id="pushLokiLogs",
 )
 async def loki_push(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
     """Push log lines as Grafana Loki's API takes them (Promtail, Grafana Alloy, the Loki Docker driver, winston-

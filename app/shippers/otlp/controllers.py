@@ -45,6 +45,7 @@ _OPERATION = openapi.operation_class(
     request_max_body_size=sys.maxsize,  # the caps are ingest's own (app/ingest/bodies.py)
     operation_class=_OPERATION,
     summary="OTLP/HTTP logs (protobuf or JSON)",
+    operation_id="exportOtlpLogs",  # OTLP's own name: LogsService.Export
 )
 async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
     """Export logs as OpenTelemetry's OTLP/HTTP takes them (collectors and SDKs): each log record becomes an event in
