@@ -67,8 +67,6 @@ def _admits(value: Any, t: mi.Type) -> bool:
         return _admits(value, t.type)
     if isinstance(t, mi.NoneType):
         return value is None
-    if isinstance(t, mi.UnsetType):
-        return False  # never in JSON
     if isinstance(t, mi.StrType | mi.EnumType | mi.LiteralType):
         return isinstance(value, str) or (isinstance(t, mi.LiteralType | mi.EnumType) and not isinstance(value, bool))
     if isinstance(t, mi.DateTimeType | mi.DateType | mi.TimeType | mi.TimeDeltaType | mi.UUIDType | mi.DecimalType):
