@@ -16,6 +16,7 @@ naming the template and line.
 Every `send` a subclass defines (a plugin's too) is wrapped so that its result's `detail` has every part of
 every secret of `secret_values()` masked, in any encoding (`adapters.redaction`): a destination that echoes
 the request in its error cannot put a webhook URL's path or an integration key into what we store or show.
+Every `render` is wrapped likewise so that its payload's texts fit the destination's `text_limits`.
 
 The `Event` below is the one context every message is rendered from. Monitors fill it (kind, state, value,
 threshold, query, time range, group, link, …); a routed group notification fills `alert_group` (its alerts,
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, Ty
 
 import msgspec
 
+from adapters.limits import fit_texts
 from adapters.redaction import MASK, redact
 
 if TYPE_CHECKING:
@@ -346,6 +348,9 @@ class Adapter(Generic[C]):
         return None
 
     min_interval: ClassVar[float] = 0.0
+    # The most characters the destination takes at places of the payload (adapters/limits.py: "summary",
+    # "payload.summary", "embeds[].title"): `render`'s payload is cut to them, as Apprise's `body_maxlen`.
+    text_limits: ClassVar[Mapping[str, int]] = {}
     # Where this type's templates live; None: `templates/<type>/` of the project (a plugin points at its own).
     templates_dir: ClassVar[Path | None] = None
 
@@ -358,6 +363,8 @@ class Adapter(Generic[C]):
         super().__init_subclass__(**kwargs)
         if "send" in cls.__dict__:
             cls.send = _masking(cls.__dict__["send"])  # type: ignore[method-assign,assignment]
+        if "render" in cls.__dict__:
+            cls.render = _fitting(cls.__dict__["render"])  # type: ignore[method-assign,assignment]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config!r})"
@@ -395,6 +402,20 @@ class Adapter(Generic[C]):
 
 
 Send = Callable[[Any, Message], Coroutine[Any, Any, DeliveryResult]]
+Render = Callable[[Any, Event], Message]
+
+
+def _fitting(render: Render) -> Render:
+    """`render`, with its payload's texts cut to the adapter's `text_limits`."""
+
+    @functools.wraps(render)
+    def fitted(self: Adapter[Any], event: Event) -> Message:
+        message = render(self, event)
+        if self.text_limits:
+            fit_texts(message.payload, self.text_limits)
+        return message
+
+    return fitted
 
 
 def _masking(send: Send) -> Send:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from adapters.base import AlertGroup, Event, GroupAlert, RecentChange
-from adapters.templating import number, oneline, truncate_chars
+from adapters.limits import truncate_chars
+from adapters.templating import number, oneline
 
 if TYPE_CHECKING:
     from app.settings import Settings

@@ -21,6 +21,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
 from adapters.base import Adapter, TemplateFailure
+from adapters.limits import truncate_chars
 from app.settings import TEMPLATES_DIR  # templates/ in a checkout, app/templates/ in a wheel
 
 SHARED_DIR = TEMPLATES_DIR / "_shared"
@@ -33,11 +34,6 @@ _JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 def to_json(value: Any) -> Markup:
     # Markup: already safe text for the template; the encoder escapes quotes, newlines and control characters.
     return Markup(_JSON.encode(value))
-
-
-def truncate_chars(value: Any, limit: int, end: str = "…") -> str:
-    text = "" if value is None else str(value)
-    return text if len(text) <= limit else text[: max(limit - len(end), 0)] + end
 
 
 def plain(value: Any) -> str:
