@@ -29,8 +29,8 @@ from app.deploymarkers.grafana import grafana_router
 from app.deploymarkers.honeycomb import honeycomb_router
 from app.deploymarkers.pagerduty import pagerduty_router
 from app.deps import provide_codec, provide_session
-from app.errors import exception_handlers
 from app.gctune import settle_heap
+from app.http_errors import exception_handlers
 from app.ingest.controllers import ingest
 from app.inputs import refuse_unstorable_text
 from app.known_tokens import KnownTokens

@@ -34,7 +34,8 @@ from litestar.types import ASGIApp, HTTPRequestEvent, Message, Receive, ReceiveM
 
 from app.access import refuse_limited
 from app.db.reads import read_connection
-from app.errors import BeaconError, response_for
+from app.errors import BeaconError
+from app.http_errors import response_for
 from app.known_tokens import KnownTokens
 from app.ratelimit import group_for
 from app.timefmt import utcnow

@@ -42,12 +42,12 @@ from adapters.http import HttpSender
 from app.db.delivery import Delivery
 from app.db.engine import driver_connection, make_engine, make_sessionmaker
 from app.db.notifier import Notifier
+from app.db.unavailable import database_unavailable
 from app.deliveries import streams
 from app.deliveries.leases import CLAIM_DUE, CLAIM_UNMUTED, Claimed, Lease, LeaseKeeper, release, release_claim
 from app.deliveries.recording import Recorder, Sent
 from app.deliveries.sending import TEST_KIND, DeliveryEnv, Destination, prepare, reusable, send_limit, send_once
 from app.deliveries.timers import WakeTimer
-from app.errors import database_unavailable
 from app.notifiers.service import build_notifier_env
 from app.settings import Settings
 from app.timefmt import utcnow

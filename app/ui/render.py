@@ -9,7 +9,8 @@ from typing import Any
 from litestar import MediaType, Request, Response
 from litestar.exceptions import ValidationException
 
-from app.errors import BeaconError, from_validation
+from app.errors import BeaconError
+from app.http_errors import from_validation
 from app.templating import render_template
 from app.ui.nav import nav_for
 from app.ui.session import csrf_token, has_session, page_principal
