@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -21,34 +20,23 @@ from litestar.exceptions import (
 )
 
 from app.db.unavailable import database_unavailable
+from app.error_shapes import shape_for
 from app.errors import BeaconError, error_body
 from app.request_ids import request_id_for
+from app.services import services_or_none
 
 log = logging.getLogger("beacon.errors")
 
 
-def _docs_url(request: Request[Any, Any, Any]) -> str:
-    settings = getattr(request.app.state, "settings", None)
-    return settings.effective_docs_url if settings is not None else "/docs"
-
-
-# A path that speaks another protocol (the shippers' endpoints, app/shippers/) answers its errors in that
-# protocol's shape: `app.state.error_shapes` holds (path test, shape) pairs, set by create_app.
-ErrorShape = Callable[[Request[Any, Any, Any], BeaconError, str], Response[Any]]
-
-
-def _shape_for(request: Request[Any, Any, Any]) -> ErrorShape | None:
-    shapes = request.app.state.get("error_shapes") or ()
-    path = request.scope.get("path", "")
-    return next((shape for applies, shape in shapes if applies(path)), None)
-
-
 def render(request: Request[Any, Any, Any], exc: BeaconError) -> Response[Any]:
     rid = request_id_for(request.scope)
-    shape = _shape_for(request)
+    # Before the lifespan has built the services (nothing is answered then, but an error handler must not fail).
+    services = services_or_none(request.app)
+    shape = shape_for(services.error_shapes, request.scope.get("path", "")) if services is not None else None
     if shape is not None:
         return shape(request, exc, rid)
-    body = error_body(exc.code, exc.message, rid, _docs_url(request), exc.param)
+    docs_url = services.settings.effective_docs_url if services is not None else "/docs"
+    body = error_body(exc.code, exc.message, rid, docs_url, exc.param)
     return Response(
         content=msgspec.json.encode(body),
         status_code=exc.status,

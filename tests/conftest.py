@@ -37,7 +37,7 @@ from app.db.migrate import upgrade
 from app.logs import configure_logging
 from app.settings import Settings, asyncpg_dsn, normalize_database_url
 from app.tokens.service import create_token
-from tests.offline_dns import use_offline_dns
+from tests.offline_dns import offline_resolve
 from tests.receivers import Sink
 from tests.servers import served_app
 
@@ -207,7 +207,7 @@ def make_app(settings: Settings) -> Callable[..., Litestar]:
     """Build the real app on `base` (the test's settings when not given); keyword arguments override fields."""
 
     def build(base: Settings | None = None, /, **overrides: Any) -> Litestar:
-        return use_offline_dns(create_app(replace(base or settings, **overrides)))
+        return create_app(replace(base or settings, **overrides), resolve=offline_resolve)
 
     return build
 

@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
-from litestar.datastructures import State
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -38,19 +37,12 @@ from app.result_warnings import ResultWarning
 
 @dataclass
 class IngestCaches:
-    """Per-process knowledge that spares the database a round trip: partitions and recorded fields."""
+    """Per-process knowledge that spares the database a round trip: partitions and recorded fields (one per
+    process, in the app's Services)."""
 
     partitions: PartitionCache = field(default_factory=PartitionCache)
     fields: FieldCache = field(default_factory=FieldCache)
     days: DayBounds = field(default_factory=DayBounds)
-
-
-def caches_of(state: State) -> IngestCaches:
-    """The app's (the process's) caches: created on first use, no import-time state."""
-    if "ingest_caches" not in state:
-        state.ingest_caches = IngestCaches()
-    caches: IngestCaches = state.ingest_caches
-    return caches
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.db.dataset import Dataset
 from app.db.monitor import Monitor
 from app.deliveries.sending import DeliveryEnv
-from app.deliveries.worker import serve
+from app.deliveries.worker import Dispatcher, serve
 from app.monitors import runner
 from app.routing.env import RoutingEnv
 from app.routing.jobs import run_routing
@@ -179,15 +179,16 @@ async def evaluate_due(
     return result
 
 
-async def run_tick(app_state: Any) -> TickResult:
-    """The scheduler job."""
-    env: DeliveryEnv = app_state.delivery_env
+async def run_tick(renv: RoutingEnv, dispatcher: Dispatcher) -> TickResult:
+    """The scheduler job: evaluate what is due, route the alerts with the process's router (made with the
+    scheduler) and wake the dispatcher for what was queued."""
+    env = renv.delivery
     started = time.monotonic()
     result = await evaluate_due(
         env,
         lanes=env.settings.monitor_concurrency,
-        on_deliveries=functools.partial(serve, app_state),
-        route=app_state.routing_env.router.run_at,
+        on_deliveries=functools.partial(serve, dispatcher),
+        route=renv.router.run_at,
     )
     if result.evaluated:
         log.debug(

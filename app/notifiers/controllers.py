@@ -3,35 +3,27 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, delete, get, patch, post
-from litestar.datastructures import State
-from litestar.di import Provide
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.access import NOTIFIERS, requires
 from app.notifiers import service
 from app.notifiers.schemas import NotifierCreate, NotifierOut, NotifierUpdate, NotifierWithSecret
-from app.notifiers.service import NotifierEnv
 from app.pagination import CursorCodec, Limit, ListEnvelope
+from app.services import Services
 
 READ = requires("notifiers:read")
 # Notifiers are shared configuration: a token limited to datasets changes none (app/access.py).
 WRITE = requires("notifiers:write", shared=NOTIFIERS)
 
 
-def provide_env(state: State) -> NotifierEnv:
-    env: NotifierEnv = state.notifier_env
-    return env
-
-
 class NotifierController(Controller):
     path = "/v1/notifiers"
     tags = ["notifiers"]
-    dependencies = {"env": Provide(provide_env, sync_to_thread=False)}
 
     @post("/", status_code=201, opt=WRITE)
-    async def create(self, data: NotifierCreate, db: AsyncSession, env: NotifierEnv) -> NotifierWithSecret:
-        return await service.create_notifier(db, env, data)
+    async def create(self, data: NotifierCreate, db: AsyncSession, services: Services) -> NotifierWithSecret:
+        return await service.create_notifier(db, services.notifier_env, data)
 
     @get("/", opt=READ)
     async def list(
@@ -49,13 +41,13 @@ class NotifierController(Controller):
         return service.to_out(await service.get_notifier(db, notifier_id))
 
     @patch("/{notifier_id:str}", opt=WRITE)
-    async def update(self, db: AsyncSession, env: NotifierEnv, notifier_id: str, data: NotifierUpdate) -> NotifierOut:
-        return await service.update_notifier(db, env, notifier_id, data)
+    async def update(self, db: AsyncSession, services: Services, notifier_id: str, data: NotifierUpdate) -> NotifierOut:
+        return await service.update_notifier(db, services.notifier_env, notifier_id, data)
 
     @delete("/{notifier_id:str}", status_code=204, opt=WRITE)
     async def remove(self, db: AsyncSession, notifier_id: str) -> None:
         await service.delete_notifier(db, notifier_id)
 
     @post("/{notifier_id:str}/rotate-secret", status_code=200, opt=WRITE)
-    async def rotate_secret(self, db: AsyncSession, env: NotifierEnv, notifier_id: str) -> NotifierWithSecret:
-        return await service.rotate_secret(db, env, notifier_id)
+    async def rotate_secret(self, db: AsyncSession, services: Services, notifier_id: str) -> NotifierWithSecret:
+        return await service.rotate_secret(db, services.notifier_env, notifier_id)

@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.base import Adapter, AdapterConfig, ConfigError
-from adapters.guard import DestinationGuard, DestinationRefused
+from adapters.guard import DestinationGuard, DestinationRefused, Resolve
 from adapters.registry import AdapterRegistry
 from adapters.webhook import new_signing_secret
 from app.db.engine import driver_connection
@@ -46,19 +46,21 @@ def gone_reason(delivery_id: str, at: datetime) -> str:
 
 @dataclass(frozen=True)
 class NotifierEnv:
-    """What the notifier service needs from the running app (built once in create_app)."""
+    """What the notifier service needs from the running app (built once, with the app's Services)."""
 
     registry: AdapterRegistry
     box: SecretBox
     guard: DestinationGuard
 
 
-def build_notifier_env(settings: Settings) -> NotifierEnv:
+def build_notifier_env(settings: Settings, *, resolve: Resolve | None = None) -> NotifierEnv:
+    """`resolve`: the DNS of the private-network guard (the system's when None)."""
     assert settings.secret_key
+    guard = DestinationGuard(allow_private=settings.allow_private_destinations)
     return NotifierEnv(
         registry=AdapterRegistry.discover(),
         box=SecretBox(settings.secret_key),
-        guard=DestinationGuard(allow_private=settings.allow_private_destinations),
+        guard=guard if resolve is None else guard.with_resolver(resolve),
     )
 
 

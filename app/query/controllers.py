@@ -10,7 +10,7 @@ from app.auth import principal
 from app.disconnect import unless_disconnected
 from app.query import bounds, service
 from app.query.schemas import ExportRequest, QueryRequest, QueryResult
-from app.query.slots import QuerySlots
+from app.services import Services
 
 
 class QueryController(Controller):
@@ -20,16 +20,15 @@ class QueryController(Controller):
 
     # Read-only: the token is checked beside the query instead of before it (app/known_tokens.py).
     @post("/query", status_code=200, opt={"token_check": "beside"})
-    async def query(self, request: Request[Any, Any, Any], data: QueryRequest) -> QueryResult:
-        state = request.app.state
+    async def query(self, request: Request[Any, Any, Any], services: Services, data: QueryRequest) -> QueryResult:
         who = principal(request)
-        slots: QuerySlots = state.query_slots
+        slots = services.query_slots
 
         async def work() -> QueryResult:
             async with slots.hold(who.token_id):  # a turn among the token's queries (app/query/slots.py)
-                return await service.run_query(state.query_pool, state.settings, who, data)
+                return await service.run_query(services.query_pool, services.settings, who, data)
 
-        with state.metrics.timed_query("query"):
+        with services.metrics.timed_query("query"):
             result = await unless_disconnected(request.receive, work())
         body = await bounds.encoded(result)  # a big one off the event loop
         if body is not None:
@@ -37,22 +36,21 @@ class QueryController(Controller):
         return result
 
     @post("/export", status_code=200, media_type="application/x-ndjson")
-    async def export(self, request: Request[Any, Any, Any], data: ExportRequest) -> Stream:
-        state = request.app.state
+    async def export(self, request: Request[Any, Any, Any], services: Services, data: ExportRequest) -> Stream:
         who = principal(request)
-        slots: QuerySlots = state.query_slots
+        slots = services.query_slots
 
         async def work() -> service.Export:
             await slots.acquire(who.token_id)  # held until the stream has ended (`finish`)
             try:
                 return await service.start_export(
-                    state.query_pool, state.settings, who, data, request.headers.get("accept-encoding", "")
+                    services.query_pool, services.settings, who, data, request.headers.get("accept-encoding", "")
                 )
             except BaseException:
                 slots.release(who.token_id)
                 raise
 
-        with state.metrics.timed_query("export"):
+        with services.metrics.timed_query("export"):
             export = await unless_disconnected(request.receive, work())
 
         async def finish() -> None:

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, patch, post, put
-from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import HeaderParameter, QueryParameter
@@ -15,12 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.access import IMPORT_SCOPES
 from app.auth import principal
 from app.errors import BeaconError
-from app.notifiers.service import NotifierEnv
 from app.pace import bounded, encoded
 from app.pagination import CursorCodec, Limit, ListEnvelope
 from app.routing import service, silences, views
 from app.routing.document import Document
-from app.routing.env import RoutingEnv
 from app.routing.importing import service as importing
 from app.routing.importing.schemas import RoutingImport
 from app.routing.importing.yamltext import MAX_BYTES
@@ -36,6 +33,7 @@ from app.routing.schemas import (
     SilenceOut,
     SilenceUpdate,
 )
+from app.services import Services
 
 Filters = Annotated[
     list[str] | None,
@@ -46,18 +44,10 @@ State_ = Annotated[
 ]
 
 
-def provide_routing_env(state: State) -> RoutingEnv:
-    env: RoutingEnv = state.routing_env
-    return env
-
-
-DEPENDENCIES = {"renv": Provide(provide_routing_env, sync_to_thread=False)}
-
-
-async def view(request: Request[Any, Any, Any], work: Any, what: str) -> Any:
+async def view(request: Request[Any, Any, Any], services: Services, work: Any, what: str) -> Any:
     """A view whose work grows with alerts x silences: stopped when its client goes away or past the view time
     limit (app/pace.py)."""
-    seconds = request.app.state.settings.alert_view_timeout_seconds
+    seconds = services.settings.alert_view_timeout_seconds
     return await bounded(request.receive, work, seconds=seconds, what=what)
 
 
@@ -69,15 +59,15 @@ def alert_query(filters: Filters = None, state_: State_ = None) -> views.AlertFi
 class AlertController(Controller):
     path = "/v1/alerts"
     tags = ["alerts"]
-    dependencies = {**DEPENDENCIES, "flt": Provide(alert_query, sync_to_thread=False)}
+    dependencies = {"flt": Provide(alert_query, sync_to_thread=False)}
 
     @post("/", status_code=200, opt={"scope": "alerts:write"})
     async def post_alerts(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: list[AlertPost]
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: list[AlertPost]
     ) -> AlertsReceived:
         """Alerts from outside (Alertmanager's semantics): without `ends_at` one resolves 5 minutes after it was
         last posted; posting it again extends it."""
-        return await service.post_alerts(db, renv, principal(request), data)
+        return await service.post_alerts(db, services.routing_env, principal(request), data)
 
     @get("/", opt={"scope": "alerts:read"})
     async def list_alerts(
@@ -85,43 +75,49 @@ class AlertController(Controller):
         request: Request[Any, Any, Any],
         db: AsyncSession,
         codec: CursorCodec,
-        renv: RoutingEnv,
+        services: Services,
         flt: views.AlertFilter,
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[AlertOut]:
-        work = service.list_alerts(db, codec, renv, principal(request), flt, limit=limit, cursor=cursor)
-        found: ListEnvelope[AlertOut] = await view(request, work, "Listing alerts")
+        work = service.list_alerts(db, codec, services.routing_env, principal(request), flt, limit=limit, cursor=cursor)
+        found: ListEnvelope[AlertOut] = await view(request, services, work, "Listing alerts")
         return found
 
     @get("/groups", opt={"scope": "alerts:read"})
     async def groups(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, flt: views.AlertFilter
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, flt: views.AlertFilter
     ) -> ListEnvelope[AlertGroupOut]:
         """The groups the routing tree forms of the alerts now (firing and suppressed unless `state` says)."""
-        found = await view(request, service.alert_groups(db, renv, principal(request), flt), "Grouping alerts")
+        found = await view(
+            request,
+            services,
+            service.alert_groups(db, services.routing_env, principal(request), flt),
+            "Grouping alerts",
+        )
         envelope = ListEnvelope(data=found, has_more=False, next_cursor=None)
         body = await encoded(envelope, sum(len(g.alerts) for g in found))  # a big one off the event loop
         return envelope if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 
     @get("/{fingerprint:str}", opt={"scope": "alerts:read"})
     async def retrieve(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, fingerprint: str
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, fingerprint: str
     ) -> AlertOut:
-        found: AlertOut = await view(request, service.get_alert(db, renv, principal(request), fingerprint), "An alert")
+        found: AlertOut = await view(
+            request, services, service.get_alert(db, services.routing_env, principal(request), fingerprint), "An alert"
+        )
         return found
 
 
 class SilenceController(Controller):
     path = "/v1/silences"
     tags = ["silences"]
-    dependencies = DEPENDENCIES
 
     @post("/", status_code=201, opt={"scope": "silences:write"})
     async def create(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: SilenceCreate
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: SilenceCreate
     ) -> SilenceOut:
-        return await silences.create(db, principal(request), data, renv.now())
+        return await silences.create(db, principal(request), data, services.routing_env.now())
 
     @get("/", opt={"scope": "silences:read"})
     async def list_silences(
@@ -129,32 +125,41 @@ class SilenceController(Controller):
         request: Request[Any, Any, Any],
         db: AsyncSession,
         codec: CursorCodec,
-        renv: RoutingEnv,
+        services: Services,
         state_: Annotated[str | None, QueryParameter(name="state", description="pending, active or expired.")] = None,
         limit: Limit = None,
         cursor: str | None = None,
     ) -> ListEnvelope[SilenceOut]:
         who = principal(request)
-        return await silences.list_silences(db, codec, who, renv.now(), state=state_, limit=limit, cursor=cursor)
+        return await silences.list_silences(
+            db, codec, who, services.routing_env.now(), state=state_, limit=limit, cursor=cursor
+        )
 
     @get("/{silence_id:str}", opt={"scope": "silences:read"})
     async def retrieve(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str
     ) -> SilenceOut:
-        return silences.to_out(await silences.get_visible(db, principal(request), silence_id), renv.now())
+        return silences.to_out(
+            await silences.get_visible(db, principal(request), silence_id), services.routing_env.now()
+        )
 
     @patch("/{silence_id:str}", opt={"scope": "silences:write"})
     async def update(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str, data: SilenceUpdate
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        services: Services,
+        silence_id: str,
+        data: SilenceUpdate,
     ) -> SilenceOut:
-        return await silences.update(db, principal(request), silence_id, data, renv.now())
+        return await silences.update(db, principal(request), silence_id, data, services.routing_env.now())
 
     @delete("/{silence_id:str}", status_code=200, opt={"scope": "silences:write"})
     async def expire(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str
     ) -> SilenceOut:
         """Expire the silence now (it is kept, as `expired`)."""
-        return await silences.expire(db, principal(request), silence_id, renv.now())
+        return await silences.expire(db, principal(request), silence_id, services.routing_env.now())
 
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
@@ -191,7 +196,6 @@ def _with_etag(doc: Document) -> Response[Document]:
 class RoutingController(Controller):
     path = "/v1/routing"
     tags = ["routing"]
-    dependencies = DEPENDENCIES
 
     @get("/", opt={"scope": "routing:read"})
     async def retrieve(self, db: AsyncSession) -> Response[Document]:
@@ -203,12 +207,12 @@ class RoutingController(Controller):
         self,
         request: Request[Any, Any, Any],
         db: AsyncSession,
-        renv: RoutingEnv,
+        services: Services,
         data: Document,
         if_match: IfMatch = None,
     ) -> Response[Document]:
         """Replace the whole document, checked as a whole: 428 without `If-Match`, 412 when it is not current."""
-        return _with_etag(await service.put_routing(db, renv, principal(request), data, if_match))
+        return _with_etag(await service.put_routing(db, services.routing_env, principal(request), data, if_match))
 
     @post(
         "/import",
@@ -221,7 +225,7 @@ class RoutingController(Controller):
         self,
         request: Request[Any, Any, Any],
         db: AsyncSession,
-        renv: RoutingEnv,
+        services: Services,
         dry_run: Annotated[bool, QueryParameter(description="Show the plan; change nothing.")] = False,
         accept_losses: Annotated[
             bool, QueryParameter(description="Import even though some parts cannot be honoured (listed).")
@@ -233,12 +237,11 @@ class RoutingController(Controller):
         `losses_not_accepted`) unless `accept_losses=true`. Notifiers are found again by name, so importing the
         same file twice changes nothing the second time. Needs `routing:write` and `notifiers:write`."""
         _check_yaml_type(request)
-        nenv: NotifierEnv = request.app.state.notifier_env
         body = await request.body()
         return await importing.import_config(
             db,
-            renv,
-            nenv,
+            services.routing_env,
+            services.notifier_env,
             principal(request),
             body,
             dry_run=dry_run,
@@ -248,14 +251,14 @@ class RoutingController(Controller):
 
     @post("/test", status_code=200, opt={"scope": "routing:read"})
     async def test(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: RoutingTestRequest
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: RoutingTestRequest
     ) -> RoutingTestOut:
         """Which routes, notifiers and group an alert with these labels would get, and whether it would be
         silenced, inhibited or muted now; nothing is stored or sent."""
-        work = service.test_routing(db, renv, principal(request), data.labels)
-        found: RoutingTestOut = await view(request, work, "Testing the labels")
+        work = service.test_routing(db, services.routing_env, principal(request), data.labels)
+        found: RoutingTestOut = await view(request, services, work, "Testing the labels")
         return found
 
     @get("/status", opt={"scope": "routing:read"})
-    async def status(self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv) -> RoutingStatus:
-        return await service.status(db, renv, principal(request))
+    async def status(self, request: Request[Any, Any, Any], db: AsyncSession, services: Services) -> RoutingStatus:
+        return await service.status(db, services.routing_env, principal(request))

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.datasets import service as datasets
 from app.pagination import MAX_LIMIT, CursorCodec
+from app.services import Services
 from app.timefmt import iso_ms, utcnow
 from app.ui import service
 from app.ui.charts import time_chart, type_colour
@@ -43,6 +44,7 @@ async def dataset_page(
     request: Request[Any, Any, Any],
     db: AsyncSession,
     codec: CursorCodec,
+    services: Services,
     name: str,
     range_: Annotated[str | None, QueryParameter(name="range")] = None,
     start: str | None = None,
@@ -58,10 +60,9 @@ async def dataset_page(
     rng = resolve_range(range_, start or None, end or None, utcnow())
     field = field or None
     timer.mark("auth")
-    state = request.app.state
-    async with state.query_slots.hold(who.token_id):  # a turn among the token's queries (app/query/slots.py)
+    async with services.query_slots.hold(who.token_id):  # a turn among the token's queries (app/query/slots.py)
         data = await service.dataset_view(
-            db, codec, state.query_pool, state.settings, who, ds, rng, fn=fn, field_name=field, q=q
+            db, codec, services.query_pool, services.settings, who, ds, rng, fn=fn, field_name=field, q=q
         )
     timer.add(data.timings)
     annotations = data.annotations or []

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.monitors import service as monitors
 from app.pagination import CursorCodec
+from app.services import Services
 from app.timefmt import utcnow
 from app.ui import service
 from app.ui.charts import type_colour
@@ -54,6 +55,7 @@ async def monitor_detail(
     request: Request[Any, Any, Any],
     db: AsyncSession,
     codec: CursorCodec,
+    services: Services,
     monitor_id: str,
     range_: Annotated[str | None, QueryParameter(name="range")] = None,
     start: str | None = None,
@@ -67,9 +69,8 @@ async def monitor_detail(
     window = row.range_seconds if row.type == "threshold" else row.interval_seconds
     default = range_for_window(timedelta(seconds=window))
     rng = resolve_range(range_, start or None, end or None, now, default=default)
-    state = request.app.state
-    async with state.query_slots.hold(who.token_id):  # its chart queries: a turn among the token's queries
-        data = await monitor_page(db, codec, state.query_pool, state.routing_env, who, monitor_id, rng, now)
+    async with services.query_slots.hold(who.token_id):  # its chart queries: a turn among the token's queries
+        data = await monitor_page(db, codec, services.query_pool, services.routing_env, who, monitor_id, rng, now)
     m = data.monitor
     return signed_page(
         request,

@@ -14,6 +14,7 @@ from app.deliveries import service as deliveries
 from app.notifiers import service as notifiers
 from app.notifiers.schemas import NotifierUpdate
 from app.pagination import MAX_LIMIT, CursorCodec
+from app.services import Services
 from app.ui.forms import Form
 from app.ui.names import monitor_names, notifier_names
 from app.ui.render import signed_page
@@ -62,24 +63,26 @@ async def notifier_list(
 
 
 @post("/notifiers/{notifier_id:str}/test", include_in_schema=False, status_code=303)
-async def notifier_test(request: Request[Any, Any, Any], db: AsyncSession, notifier_id: str, data: Form) -> Redirect:
+async def notifier_test(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, notifier_id: str, data: Form
+) -> Redirect:
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
     who.require_scope("notifiers:write")
     require_unlimited(who, NOTIFIERS)
-    sent = await deliveries.send_test(db, request.app.state.delivery_env, notifier_id)
+    sent = await deliveries.send_test(db, services.delivery_env, notifier_id)
     # Post/redirect/get: a reload shows the outcome again instead of sending a second test.
     return Redirect(f"/ui/notifiers?tested={sent.id}#{notifier_id}", status_code=303)
 
 
 @post("/notifiers/{notifier_id:str}/send-resolved", include_in_schema=False, status_code=303)
 async def notifier_send_resolved(
-    request: Request[Any, Any, Any], db: AsyncSession, notifier_id: str, data: Form
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, notifier_id: str, data: Form
 ) -> Redirect:
     """Switch `send_resolved` (the form says which way: `value` is `on` or `off`)."""
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
     who.require_scope("notifiers:write")
     send = data.get("value") == "on"
-    await notifiers.update_notifier(db, request.app.state.notifier_env, notifier_id, NotifierUpdate(send_resolved=send))
+    await notifiers.update_notifier(db, services.notifier_env, notifier_id, NotifierUpdate(send_resolved=send))
     return Redirect(f"/ui/notifiers#{notifier_id}", status_code=303)

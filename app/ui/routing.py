@@ -18,6 +18,7 @@ from app.routing.schemas import RoutingTestOut
 from app.routing.suppression import Suppressor
 from app.routing.texts import lines, parse_labels
 from app.routing.tree import TIMERS, Route
+from app.services import Services
 from app.ui.names import notifier_names
 from app.ui.render import signed_page
 from app.ui.session import signed_in
@@ -53,10 +54,12 @@ def duration(seconds: int) -> str:
 
 
 @get("/routing", include_in_schema=False)
-async def routing_page(request: Request[Any, Any, Any], db: AsyncSession, labels: str | None = None) -> Response[str]:
+async def routing_page(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, labels: str | None = None
+) -> Response[str]:
     who = await signed_in(request)
     who.require_scope("routing:read")
-    renv = request.app.state.routing_env
+    renv = services.routing_env
     # One read of the document: the version shown is the tree's even while someone replaces it.
     stored = await routing.stored_routing(db)
     sup = await routing.suppressor(db, renv.now(), who, stored)

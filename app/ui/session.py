@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth import Principal, hash_token, principal_for_session, principal_for_token
 from app.db.console_session import ConsoleSession
 from app.errors import BeaconError
+from app.services import services_of
 from app.settings import Settings
 from app.timefmt import utcnow
 
@@ -63,7 +64,7 @@ def session_middleware(settings: Settings) -> Callable[[ASGIApp], ASGIApp]:
 
 async def sign_in(request: Request[Any, Any, Any], db: AsyncSession, token: str) -> Principal:
     """Check the token, open a session for it (sweeping expired ones) and set the cookie."""
-    who = await principal_for_token(request.app.state.read_pool, token.strip())
+    who = await principal_for_token(services_of(request.app).read_pool, token.strip())
     session_id = secrets.token_urlsafe(32)
     now = utcnow()
     await db.execute(delete(ConsoleSession).where(ConsoleSession.expires_at <= now))
@@ -100,7 +101,7 @@ async def signed_in(request: Request[Any, Any, Any]) -> Principal:
     if not session_id:
         raise SignInRequired
     try:
-        who = await principal_for_session(request.app.state.read_pool, hash_token(str(session_id)))
+        who = await principal_for_session(services_of(request.app).read_pool, hash_token(str(session_id)))
     except BeaconError:
         request.clear_session()
         raise SignInRequired from None
@@ -131,7 +132,7 @@ def check_same_origin(request: Request[Any, Any, Any]) -> None:
     if origin is None:
         return  # not a browser form post (browsers send Origin with every POST)
     host = request.headers.get("host", "")
-    public = urlsplit(request.app.state.settings.base_url)
+    public = urlsplit(services_of(request.app).settings.base_url)
     allowed = {f"{request.url.scheme}://{host}", f"{public.scheme}://{public.netloc}"}
     if origin.rstrip("/") not in allowed:
         raise BeaconError("insufficient_scope", "This form was sent from another site; open the console and try again.")

@@ -30,6 +30,7 @@ from app.routing.env import RoutingEnv
 from app.routing.schemas import SILENCE_STATES, SilenceCreate
 from app.routing.texts import lines, matchers_for, parse_duration
 from app.schemas import TIME_RANGE, in_time_range
+from app.services import Services
 from app.ui.alerts import can_silence
 from app.ui.forms import Form
 from app.ui.render import signed_page
@@ -51,18 +52,19 @@ async def silence_list(
     request: Request[Any, Any, Any],
     db: AsyncSession,
     codec: CursorCodec,
+    services: Services,
     state_: Annotated[str | None, QueryParameter(name="state")] = None,
     cursor: str | None = None,
     changed: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
     who.require_scope("silences:read")
-    now = request.app.state.routing_env.now()
+    now = services.routing_env.now()
     state = state_ or None
     found = await silences.list_silences(db, codec, who, now, state=state, limit=MAX_LIMIT, cursor=cursor)
-    seconds = request.app.state.settings.alert_view_timeout_seconds  # the counts look at every alert (app/pace.py)
+    seconds = services.settings.alert_view_timeout_seconds  # the counts look at every alert (app/pace.py)
     counts = await bounded(
-        request.receive, silenced_counts(db, request.app.state.routing_env, who), seconds=seconds, what="The counts"
+        request.receive, silenced_counts(db, services.routing_env, who), seconds=seconds, what="The counts"
     )
     return signed_page(
         request,
@@ -98,14 +100,16 @@ def _form_page(
 
 
 @get("/silences/new", include_in_schema=False)
-async def silence_form(request: Request[Any, Any, Any], db: AsyncSession, alert: str | None = None) -> Response[str]:
+async def silence_form(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, alert: str | None = None
+) -> Response[str]:
     """The new-silence form; `?alert=<fingerprint>` fills its matchers with that alert's labels."""
     who = await signed_in(request)
     who.require_scope("silences:write")
     require_unlimited(who, "silences")
     if not alert:
         return _form_page(request, who)
-    found = await routing.get_alert(db, request.app.state.routing_env, who, alert)  # 404 for an alert it cannot see
+    found = await routing.get_alert(db, services.routing_env, who, alert)  # 404 for an alert it cannot see
     return _form_page(request, who, matchers="\n".join(matchers_for(found.labels)), alert=found)
 
 
@@ -144,11 +148,13 @@ def _checked(fields: dict[str, Any]) -> SilenceCreate:
 
 
 @post("/silences", include_in_schema=False, status_code=303)
-async def silence_create(request: Request[Any, Any, Any], db: AsyncSession, data: Form) -> Response[Any]:
+async def silence_create(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: Form
+) -> Response[Any]:
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
     who.require_scope("silences:write")
-    now = request.app.state.routing_env.now()
+    now = services.routing_env.now()
     try:
         start, end = _times(data, now)
         body = _checked(
@@ -171,21 +177,25 @@ async def silence_create(request: Request[Any, Any, Any], db: AsyncSession, data
 
 
 @post("/silences/{silence_id:str}/expire", include_in_schema=False, status_code=303)
-async def silence_expire(request: Request[Any, Any, Any], db: AsyncSession, silence_id: str, data: Form) -> Redirect:
+async def silence_expire(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str, data: Form
+) -> Redirect:
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
     who.require_scope("silences:write")
-    done = await silences.expire(db, who, silence_id, request.app.state.routing_env.now())
+    done = await silences.expire(db, who, silence_id, services.routing_env.now())
     return Redirect(f"/ui/silences?state=expired&changed={quote(done.id)}#{done.id}", status_code=303)
 
 
 @post("/silences/{silence_id:str}/extend", include_in_schema=False, status_code=303)
-async def silence_extend(request: Request[Any, Any, Any], db: AsyncSession, silence_id: str, data: Form) -> Redirect:
+async def silence_extend(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str, data: Form
+) -> Redirect:
     """Move the end of a pending or active silence later by the form's `duration`."""
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
     who.require_scope("silences:write")
-    now = request.app.state.routing_env.now()
+    now = services.routing_env.now()
     try:
         length = parse_duration(data.get("duration", "") or DEFAULT_DURATION)
     except ValueError as exc:

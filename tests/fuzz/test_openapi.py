@@ -35,7 +35,7 @@ from schemathesis.config import SchemathesisConfig
 from app.asgi import create_app
 from app.settings import RateLimits, Settings
 from tests.conftest import _admin, _with_database, admin_token_in, run_sync
-from tests.offline_dns import use_offline_dns
+from tests.offline_dns import offline_resolve
 
 SEED = 20261124
 MAX_EXAMPLES = 25
@@ -144,7 +144,7 @@ def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_
     url = _with_database(pg_server_url, name)
     try:
         token = run_sync(admin_token_in(url))
-        app = use_offline_dns(create_app(_settings(url, tmp_path_factory.mktemp("fuzz"))))
+        app = create_app(_settings(url, tmp_path_factory.mktemp("fuzz")), resolve=offline_resolve)
         with _Uvicorn(app) as server:
             # The document fuzzed is the one the running app serves.
             assert httpx.get(f"{server.url}/schema/openapi.json").json() == DOCUMENT

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import principal
 from app.ingest.batches import EventOptions
+from app.services import Services
 from app.shippers import openapi
 from app.shippers.common import arrival_warnings, header_dataset, limits_for, read_whole_body, store
 from app.shippers.elastic.answers import ElasticError, answer
@@ -59,10 +60,12 @@ def _check_type(request: Request[Any, Any, Any]) -> None:
         )
 
 
-async def _bulk(request: Request[Any, Any, Any], db: AsyncSession, path_index: str | None) -> Response[bytes]:
+async def _bulk(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, path_index: str | None
+) -> Response[bytes]:
     _check_type(request)
     pinned = header_dataset(request)
-    limits = limits_for(request)
+    limits = limits_for(services.settings)
     body = await read_whole_body(request, limits)
     started = time.monotonic()
     arrival = utcnow()
@@ -80,7 +83,7 @@ async def _bulk(request: Request[Any, Any, Any], db: AsyncSession, path_index: s
             "invalid_body", "Validation Failed: 1: no requests added;", es_type="action_request_validation_exception"
         )
     stored = await store(
-        request,
+        services,
         db,
         bulk.runs,
         limits=limits,
@@ -106,8 +109,8 @@ _BULK: dict[str, Any] = {
 
 
 @route("/v1/elastic/_bulk", summary="Elasticsearch bulk API", operation_class=BULK_OPERATION, **_BULK)
-async def bulk(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
-    return await _bulk(request, db, None)
+async def bulk(request: Request[Any, Any, Any], db: AsyncSession, services: Services) -> Response[bytes]:
+    return await _bulk(request, db, services, None)
 
 
 @route(
@@ -116,5 +119,7 @@ async def bulk(request: Request[Any, Any, Any], db: AsyncSession) -> Response[by
     operation_class=INDEX_BULK_OPERATION,
     **_BULK,
 )
-async def index_bulk(request: Request[Any, Any, Any], db: AsyncSession, index: str) -> Response[bytes]:
-    return await _bulk(request, db, index)
+async def index_bulk(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, index: str
+) -> Response[bytes]:
+    return await _bulk(request, db, services, index)

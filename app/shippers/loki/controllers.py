@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth import principal
 from app.errors import BeaconError
 from app.ingest.batches import EventOptions
+from app.services import Services
 from app.shippers import openapi
 from app.shippers.common import header_dataset, limits_for, read_whole_body, store
 from app.shippers.loki import push
@@ -47,7 +48,7 @@ _OPERATION = openapi.operation_class(
     operation_class=_OPERATION,
     summary="Loki push API",
 )
-async def loki_push(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
+async def loki_push(request: Request[Any, Any, Any], db: AsyncSession, services: Services) -> Response[bytes]:
     media = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
     if media not in (_JSON, _PROTOBUF):
         shown = f"`{media}`" if media else "no Content-Type"
@@ -55,7 +56,7 @@ async def loki_push(request: Request[Any, Any, Any], db: AsyncSession) -> Respon
             "unsupported_media_type", f"A Loki push is `application/json` or `application/x-protobuf`, not {shown}."
         )
     pinned = header_dataset(request)
-    limits = limits_for(request)
+    limits = limits_for(services.settings)
     body = await read_whole_body(request, limits)
     arrival = utcnow()
     if media == _PROTOBUF:
@@ -63,13 +64,13 @@ async def loki_push(request: Request[Any, Any, Any], db: AsyncSession) -> Respon
     else:
         decoded = push.from_json(body)
     stored = await store(
-        request,
+        services,
         db,
         decoded.runs(pinned=pinned, may_use=principal(request).can_use_dataset),
         limits=limits,
         options=EventOptions(timestamp_field="_time", arrival=arrival),
     )
-    request.app.state.metrics.events_failed.inc(decoded.rejected)
+    services.metrics.events_failed.inc(decoded.rejected)
     errors = list(decoded.errors)
     for name, result in stored.datasets.items():
         errors += [f"dataset {name}, entry {f.index}: {f.error}" for f in result.failures]

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import principal
 from app.ingest.batches import EventOptions
+from app.services import Services
 from app.shippers import openapi
 from app.shippers.common import arrival_warnings, header_dataset, limits_for, read_whole_body, store
 from app.shippers.otlp import protobuf
@@ -46,23 +47,23 @@ _OPERATION = openapi.operation_class(
     operation_class=_OPERATION,
     summary="OTLP/HTTP logs (protobuf or JSON)",
 )
-async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
+async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession, services: Services) -> Response[bytes]:
     encoding = encoding_of(request.headers.get("content-type"))
     dataset = header_dataset(request) or DEFAULT_DATASET
     principal(request).require_dataset(dataset)
-    limits = limits_for(request)
+    limits = limits_for(services.settings)
     body = await read_whole_body(request, limits)
     arrival = utcnow()
     decoded = protobuf.decode(body) if encoding == PROTOBUF else JsonLogs(body)
     stored = await store(
-        request,
+        services,
         db,
         decoded.runs(dataset),
         limits=limits,
         options=EventOptions(timestamp_field="_time", arrival=arrival),
     )
     # Counted once the generator has run: records rejected by the decoder are found as it goes.
-    request.app.state.metrics.events_failed.inc(decoded.rejected)
+    services.metrics.events_failed.inc(decoded.rejected)
     rejected, errors = decoded.rejected, list(decoded.errors)
     result = stored.datasets.get(dataset)
     if result is not None:

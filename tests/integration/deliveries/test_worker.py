@@ -11,7 +11,6 @@ import time
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
-from types import SimpleNamespace
 
 import pytest
 from litestar.testing import AsyncTestClient
@@ -21,7 +20,7 @@ from werkzeug import Response
 from adapters import testing as kit
 from adapters.base import Event
 from app.deliveries import service
-from app.deliveries.worker import deliver_due
+from app.deliveries.worker import Dispatcher, deliver_due
 from tests.offline_dns import offline_delivery_env
 
 EVENT = kit.sample_events()["triggered"]
@@ -38,7 +37,7 @@ async def make_notifier(client, auth, type_, config):
 async def enqueue(db, worker, notifier_id, count=1, event: Event = EVENT) -> list[str]:
     async with db() as s:
         ids = [
-            service.enqueue(s, worker.delivery_env, notifier_id=notifier_id, event=event, monitor_id="mon_1").id
+            service.enqueue(s, worker.env, notifier_id=notifier_id, event=event, monitor_id="mon_1").id
             for _ in range(count)
         ]
         await s.commit()
@@ -64,7 +63,7 @@ async def test_5xx_retries_with_backoff_then_succeeds(client, auth, httpserver, 
     n = await make_notifier(client, auth, "chat_b", {"url": httpserver.url_for("/h")})
     # A 20 s base, so that "not due yet" holds however slowly a loaded machine runs the test.
     env = offline_delivery_env(replace(local_settings, delivery_backoff_seconds=20.0), db)
-    worker = SimpleNamespace(delivery_env=env)
+    worker = Dispatcher(env)
     try:
         (dlv,) = await enqueue(db, worker, n["id"])
         assert await deliver_due(worker) == 1
@@ -198,9 +197,7 @@ async def test_two_worker_processes_share_the_queue(client, auth, httpserver, db
     async with db() as s:
         for _ in range(10):
             for monitor_id, made in streams.items():
-                made.append(
-                    service.enqueue(s, worker.delivery_env, notifier_id=n["id"], event=EVENT, monitor_id=monitor_id).id
-                )
+                made.append(service.enqueue(s, worker.env, notifier_id=n["id"], event=EVENT, monitor_id=monitor_id).id)
         await s.commit()
     ids = [i for made in streams.values() for i in made]
     env = {

@@ -12,6 +12,7 @@ import orjson
 from litestar import Litestar
 from litestar.routes import HTTPRoute
 
+from app.services import services_of
 from tests.helpers import assert_error, captured_logs
 from tests.servers import served_app
 
@@ -54,11 +55,11 @@ class Stalled:
 
 def in_use(app: Litestar) -> dict[str, int]:
     """Database connections the app holds now: the ORM pool's checked out, the asyncpg pools' taken."""
-    state = app.state
+    services = services_of(app)
     return {
-        "engine": state.engine.pool.checkedout(),
-        "read_pool": state.read_pool.get_size() - state.read_pool.get_idle_size(),
-        "query_pool": state.query_pool.get_size() - state.query_pool.get_idle_size(),
+        "engine": services.engine.pool.checkedout(),
+        "read_pool": services.read_pool.get_size() - services.read_pool.get_idle_size(),
+        "query_pool": services.query_pool.get_size() - services.query_pool.get_idle_size(),
     }
 
 
