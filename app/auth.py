@@ -59,23 +59,8 @@ class Principal:
     expires_at: datetime | None = None
 
     def has_scope(self, scope: str) -> bool:
+        """Whether the token holds `scope` (what it may then do, and on which datasets: app/access.py)."""
         return "*" in self.scopes or scope in self.scopes
-
-    def require_scope(self, scope: str) -> None:
-        if not self.has_scope(scope):
-            raise BeaconError("insufficient_scope", f"This request needs a token with the `{scope}` scope.")
-
-    @property
-    def unrestricted(self) -> bool:
-        """`*` over every dataset: the only kind of token that sees tokens it did not issue."""
-        return "*" in self.scopes and self.datasets is None
-
-    def can_use_dataset(self, name: str) -> bool:
-        return self.datasets is None or name in self.datasets
-
-    def require_dataset(self, name: str) -> None:
-        if not self.can_use_dataset(name):
-            raise BeaconError("insufficient_scope", f"This token is not allowed to use the dataset {name!r}.")
 
 
 def principal(request: Request[Any, Any, Any]) -> Principal:

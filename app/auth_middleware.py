@@ -2,8 +2,8 @@
 
 One ASGI middleware on every `/v1` route (and Alertmanager's `/api/v2`, and the deploy tools' APIs: Grafana's
 `/api/annotations`, Honeycomb's `/1/markers/`, PagerDuty's `/v2/change/enqueue`): it authenticates, counts the
-request against the token's rate group, checks the route's scope (declared as `opt={"scope": ...}` on the
-handler, or a tuple of scopes that are all needed; a route without one needs `*`), and leaves the `Principal` in
+request against the token's rate group, checks what the route requires (declared as `opt=requires(...)`, checked
+by app/access.py's one guard, `admit`; a route that declares nothing needs `*`), and leaves the `Principal` in
 `request.state.principal`.
 
 The shippers' endpoints also take the token in the other forms their clients offer (`_shipper_credentials`).
@@ -28,7 +28,7 @@ from litestar import Request
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, HTTPRequestEvent, Message, Receive, ReceiveMessage, Scope, Send
 
-from app.access import refuse_limited
+from app.access import admit
 from app.auth import TOKEN_PREFIX, Principal, hash_token, principal_for_hash
 from app.errors import BeaconError
 from app.http_errors import response_for
@@ -276,9 +276,4 @@ class AuthMiddleware(ASGIMiddleware):
                 f"Rate limit of {decision.limit} requests per minute exceeded; retry in {decision.retry_after} s.",
             )
         handler = scope.get("route_handler")
-        needed = handler.opt.get("scope", "*") if handler is not None else "*"
-        for scope_needed in (needed,) if isinstance(needed, str) else needed or ():  # one scope, or each of several
-            who.require_scope(scope_needed)
-        shared = handler.opt.get("shared") if handler is not None else None
-        if shared is not None:
-            refuse_limited(who.datasets, shared)
+        admit(who, handler.opt if handler is not None else {})

@@ -10,6 +10,7 @@ from litestar.di import Provide
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.amapi import schemas as am
 from app.amapi import service
 from app.amapi.errors import exception_handlers
@@ -42,14 +43,14 @@ class AlertsController(Controller):
     path = "/alerts"
     dependencies = {"wanted": Provide(alert_query, sync_to_thread=False)}
 
-    @post("/", status_code=200, opt={"scope": "alerts:write"})
+    @post("/", status_code=200, opt=requires("alerts:write"))
     async def post_alerts(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: list[am.PostableAlert]
     ) -> Response[bytes]:
         await service.post_alerts(db, services.routing_env, principal(request), data)
         return _empty()
 
-    @get("/", opt={"scope": "alerts:read"})
+    @get("/", opt=requires("alerts:read"))
     async def get_alerts(
         self,
         request: Request[Any, Any, Any],
@@ -67,7 +68,7 @@ class AlertsController(Controller):
         body = await encoded(found, len(found))  # a big one off the event loop
         return found if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 
-    @get("/groups", opt={"scope": "alerts:read"})
+    @get("/groups", opt=requires("alerts:read"))
     async def get_alert_groups(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, wanted: service.AlertQuery
     ) -> list[am.AlertGroup]:
@@ -84,13 +85,13 @@ class AlertsController(Controller):
 class SilencesController(Controller):
     path = "/"
 
-    @get("/silences", opt={"scope": "silences:read"})
+    @get("/silences", opt=requires("silences:read"))
     async def get_silences(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, filters: Filters = None
     ) -> list[am.GettableSilence]:
         return await service.list_silences(db, services.routing_env, principal(request), filters)
 
-    @post("/silences", status_code=200, opt={"scope": "silences:write"})
+    @post("/silences", status_code=200, opt=requires("silences:write"))
     async def post_silences(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: am.PostableSilence
     ) -> am.SilenceCreated:
@@ -98,13 +99,13 @@ class SilencesController(Controller):
         it is expired and a new one replaces it)."""
         return await service.post_silence(db, services.routing_env, principal(request), data)
 
-    @get("/silence/{silence_id:str}", opt={"scope": "silences:read"})
+    @get("/silence/{silence_id:str}", opt=requires("silences:read"))
     async def get_silence(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str
     ) -> am.GettableSilence:
         return await service.get_silence(db, services.routing_env, principal(request), silence_id)
 
-    @delete("/silence/{silence_id:str}", status_code=200, opt={"scope": "silences:write"})
+    @delete("/silence/{silence_id:str}", status_code=200, opt=requires("silences:write"))
     async def delete_silence(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str
     ) -> Response[bytes]:
@@ -115,11 +116,11 @@ class SilencesController(Controller):
 class GeneralController(Controller):
     path = "/"
 
-    @get("/status", opt={"scope": "routing:read"})
+    @get("/status", opt=requires("routing:read"))
     async def get_status(self, db: AsyncSession, services: Services) -> am.AlertmanagerStatus:
         return await service.status(db, services.started_at)
 
-    @get("/receivers", opt={"scope": "routing:read"})
+    @get("/receivers", opt=requires("routing:read"))
     async def get_receivers(self, db: AsyncSession) -> list[am.Receiver]:
         return await service.receivers(db)
 

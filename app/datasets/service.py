@@ -10,7 +10,7 @@ import msgspec
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import dataset_filter
+from app.access import dataset_filter, list_scope, require_dataset
 from app.auth import Principal
 from app.datasets.names import check_dataset_name
 from app.datasets.schemas import DatasetDetail, DatasetOut, DatasetPatch, FieldOut
@@ -44,7 +44,7 @@ async def get_dataset(session: AsyncSession, name: str, who: Principal, *, lock:
     (patch) does not.
     """
     check_dataset_name(name)
-    who.require_dataset(name)
+    require_dataset(who, name)
     stmt = select(Dataset).where(Dataset.name == name)
     if lock == "update":
         stmt = stmt.with_for_update()
@@ -59,9 +59,7 @@ async def get_dataset(session: AsyncSession, name: str, who: Principal, *, lock:
 async def list_datasets(
     session: AsyncSession, codec: CursorCodec, who: Principal, *, limit: int | None, cursor: str | None
 ) -> ListEnvelope[DatasetOut]:
-    scope = "datasets"
-    if who.datasets is not None:  # a token limited to datasets sees only those
-        scope += ":" + ",".join(sorted(who.datasets))
+    scope = list_scope(who, "datasets")  # a token limited to datasets sees only those
     return await paginate(
         session,
         select(Dataset).where(dataset_filter(who, Dataset.name)),

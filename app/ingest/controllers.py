@@ -9,6 +9,7 @@ from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, Requ
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_dataset, requires
 from app.auth import principal
 from app.datasets.names import check_dataset_name
 from app.errors import BeaconError
@@ -56,7 +57,7 @@ class IngestOperation(Operation):
 @post(
     "/v1/ingest/{dataset:str}",
     status_code=200,
-    opt={"scope": "ingest"},
+    opt=requires("ingest"),
     tags=["ingest"],
     # The size caps are ours (bodies.py), so that the 413 message states the body's size and the limit.
     request_max_body_size=sys.maxsize,
@@ -72,7 +73,7 @@ async def ingest(
     timestamp_format: TimestampFormat = None,
 ) -> IngestResult:
     check_dataset_name(dataset)
-    principal(request).require_dataset(dataset)
+    require_dataset(principal(request), dataset)
     fmt = body_format(request.headers.get("content-type"))
     gzip = is_gzip(request.headers.get("content-encoding"))
     limits = IngestLimits(max_decompressed_bytes=services.settings.ingest_max_decompressed_bytes)

@@ -6,6 +6,7 @@ from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import admit, requires
 from app.auth import principal
 from app.deliveries.worker import serve
 from app.monitors import service
@@ -22,8 +23,8 @@ from app.pagination import CursorCodec, Limit, ListEnvelope
 from app.routing.jobs import wake
 from app.services import Services
 
-READ = {"scope": "monitors:read"}
-WRITE = {"scope": "monitors:write"}
+READ = requires("monitors:read")
+WRITE = requires("monitors:write")
 
 
 class MonitorController(Controller):
@@ -83,6 +84,8 @@ class MonitorController(Controller):
         """Evaluate now. `{"dry_run": true}` (monitors:read) changes nothing and notifies no one; a real run
         (monitors:write) records and notifies like a run of the loop."""
         dry_run = data.dry_run if data is not None else False
+        if not dry_run:  # a real run records and notifies: a change, which the route's read scope does not cover
+            admit(principal(request), WRITE)
         out, deliveries = await service.evaluate_now(
             db, services.routing_env, principal(request), monitor_id, dry_run=dry_run
         )

@@ -14,7 +14,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import monitor_filter
+from app.access import monitor_filter, require_dataset
 from app.auth import Principal
 from app.db.dataset import Dataset
 from app.db.monitor import Monitor
@@ -102,7 +102,7 @@ def _check(d: Definition, who: Principal, now: datetime) -> Compiled:
         )
     compiled = queries.check(d.type, d.apl, now=now, range_seconds=d.range_seconds, notify_by_group=d.notify_by_group)
     # A monitor reads its dataset on the token holder's behalf: a dataset-limited token may not watch others.
-    who.require_dataset(compiled.query.dataset)
+    require_dataset(who, compiled.query.dataset)
     return compiled
 
 
@@ -412,8 +412,6 @@ async def evaluate_now(
     """Evaluate at once, waiting for a run of the loop in progress to finish (the row lock); a real run then
     runs the router, which queues its messages. Returns the outcome and how many deliveries were queued."""
     env = renv.delivery
-    if not dry_run:
-        who.require_scope("monitors:write")
     monitor = await get_monitor(session, who, monitor_id, for_update=True)
     report = await runner.evaluate(
         session,

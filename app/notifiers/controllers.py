@@ -14,7 +14,7 @@ from app.services import Services
 
 READ = requires("notifiers:read")
 # Notifiers are shared configuration: a token limited to datasets changes none (app/access.py).
-WRITE = requires("notifiers:write", shared=NOTIFIERS)
+WRITE = requires("notifiers:write", unlimited=NOTIFIERS)
 
 
 class NotifierController(Controller):

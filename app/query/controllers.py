@@ -6,6 +6,7 @@ from litestar import Controller, Request, Response, post
 from litestar.background_tasks import BackgroundTask
 from litestar.response import Stream
 
+from app.access import requires
 from app.auth import principal
 from app.disconnect import unless_disconnected
 from app.query import bounds, service
@@ -16,7 +17,7 @@ from app.services import Services
 class QueryController(Controller):
     path = "/v1"
     tags = ["query"]
-    opt = {"scope": "query"}
+    opt = requires("query")
 
     # Read-only: the token is checked beside the query instead of before it (app/known_tokens.py).
     @post("/query", status_code=200, opt={"token_check": "beside"})

@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import may_use_dataset
 from app.auth import Principal
 from app.result_warnings import ResultWarning
 
@@ -87,7 +88,7 @@ async def stored_query_warnings(
     the dataset has never had. The closest dataset suggested is one the token may use."""
     found = (await session.execute(_PRESENT, {"names": list(used), "dataset": dataset})).one_or_none()
     if found is None:
-        names = [n for n in (await session.execute(_DATASETS)).scalars() if who.can_use_dataset(n)]
+        names = [n for n in (await session.execute(_DATASETS)).scalars() if may_use_dataset(who, n)]
         suggestion = closest(dataset, names)
         hint = f"; did you mean {suggestion!r}?" if suggestion else "."
         message = f"There is no dataset {dataset!r} yet: the query finds no events until some are ingested{hint}"

@@ -21,6 +21,7 @@ from typing import Any
 
 import asyncpg
 
+from app.access import may_use_dataset, require_dataset
 from app.auth import Principal
 from app.datasets.names import is_dataset_name
 from app.db.reads import read_connection
@@ -67,7 +68,7 @@ def _prepare(apl: str, who: Principal, now: datetime, start: str | None, end: st
     except QueryError as exc:
         raise to_beacon_error(apl, exc) from None
     lower, upper = time_range(start, end, now)
-    who.require_dataset(query.dataset)
+    require_dataset(who, query.dataset)
     try:
         return Compiled(query, now=now, start=lower, end=upper)
     except QueryError as exc:
@@ -155,7 +156,7 @@ async def _lookup_beside(pool: asyncpg.Pool, compiled: Compiled) -> Found | None
 
 async def _not_found(conn: asyncpg.Connection, who: Principal, compiled: Compiled) -> BeaconError:
     """404 for the dataset, naming the closest one the token may read ("did you mean ...?")."""
-    names = [r[0] for r in await conn.fetch(fieldcheck.DATASETS_SQL) if who.can_use_dataset(r[0])]
+    names = [r[0] for r in await conn.fetch(fieldcheck.DATASETS_SQL) if may_use_dataset(who, r[0])]
     meant = fieldcheck.closest(compiled.query.dataset, names)
     hint = f" Did you mean {meant!r}?" if meant else ""
     return BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.{hint}")

@@ -11,7 +11,7 @@ from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, Requ
 from litestar.params import HeaderParameter, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import IMPORT_SCOPES
+from app.access import IMPORT_SCOPES, requires
 from app.auth import principal
 from app.errors import BeaconError
 from app.pace import bounded, encoded
@@ -61,7 +61,7 @@ class AlertController(Controller):
     tags = ["alerts"]
     dependencies = {"flt": Provide(alert_query, sync_to_thread=False)}
 
-    @post("/", status_code=200, opt={"scope": "alerts:write"})
+    @post("/", status_code=200, opt=requires("alerts:write"))
     async def post_alerts(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: list[AlertPost]
     ) -> AlertsReceived:
@@ -69,7 +69,7 @@ class AlertController(Controller):
         last posted; posting it again extends it."""
         return await service.post_alerts(db, services.routing_env, principal(request), data)
 
-    @get("/", opt={"scope": "alerts:read"})
+    @get("/", opt=requires("alerts:read"))
     async def list_alerts(
         self,
         request: Request[Any, Any, Any],
@@ -84,7 +84,7 @@ class AlertController(Controller):
         found: ListEnvelope[AlertOut] = await view(request, services, work, "Listing alerts")
         return found
 
-    @get("/groups", opt={"scope": "alerts:read"})
+    @get("/groups", opt=requires("alerts:read"))
     async def groups(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, flt: views.AlertFilter
     ) -> ListEnvelope[AlertGroupOut]:
@@ -99,7 +99,7 @@ class AlertController(Controller):
         body = await encoded(envelope, sum(len(g.alerts) for g in found))  # a big one off the event loop
         return envelope if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 
-    @get("/{fingerprint:str}", opt={"scope": "alerts:read"})
+    @get("/{fingerprint:str}", opt=requires("alerts:read"))
     async def retrieve(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, fingerprint: str
     ) -> AlertOut:
@@ -113,13 +113,13 @@ class SilenceController(Controller):
     path = "/v1/silences"
     tags = ["silences"]
 
-    @post("/", status_code=201, opt={"scope": "silences:write"})
+    @post("/", status_code=201, opt=requires("silences:write"))
     async def create(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: SilenceCreate
     ) -> SilenceOut:
         return await silences.create(db, principal(request), data, services.routing_env.now())
 
-    @get("/", opt={"scope": "silences:read"})
+    @get("/", opt=requires("silences:read"))
     async def list_silences(
         self,
         request: Request[Any, Any, Any],
@@ -135,7 +135,7 @@ class SilenceController(Controller):
             db, codec, who, services.routing_env.now(), state=state_, limit=limit, cursor=cursor
         )
 
-    @get("/{silence_id:str}", opt={"scope": "silences:read"})
+    @get("/{silence_id:str}", opt=requires("silences:read"))
     async def retrieve(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str
     ) -> SilenceOut:
@@ -143,7 +143,7 @@ class SilenceController(Controller):
             await silences.get_visible(db, principal(request), silence_id), services.routing_env.now()
         )
 
-    @patch("/{silence_id:str}", opt={"scope": "silences:write"})
+    @patch("/{silence_id:str}", opt=requires("silences:write"))
     async def update(
         self,
         request: Request[Any, Any, Any],
@@ -154,7 +154,7 @@ class SilenceController(Controller):
     ) -> SilenceOut:
         return await silences.update(db, principal(request), silence_id, data, services.routing_env.now())
 
-    @delete("/{silence_id:str}", status_code=200, opt={"scope": "silences:write"})
+    @delete("/{silence_id:str}", status_code=200, opt=requires("silences:write"))
     async def expire(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str
     ) -> SilenceOut:
@@ -197,12 +197,12 @@ class RoutingController(Controller):
     path = "/v1/routing"
     tags = ["routing"]
 
-    @get("/", opt={"scope": "routing:read"})
+    @get("/", opt=requires("routing:read"))
     async def retrieve(self, db: AsyncSession) -> Response[Document]:
         """The routing document; its `version` (also the ETag) is what `PUT` needs in `If-Match`."""
         return _with_etag(await service.get_routing(db))
 
-    @put("/", opt={"scope": "routing:write"})
+    @put("/", opt=requires("routing:write"))
     async def replace(
         self,
         request: Request[Any, Any, Any],
@@ -217,7 +217,7 @@ class RoutingController(Controller):
     @post(
         "/import",
         status_code=200,
-        opt={"scope": IMPORT_SCOPES},
+        opt=requires(*IMPORT_SCOPES),
         request_max_body_size=MAX_BYTES,
         operation_class=ImportOperation,
     )
@@ -249,7 +249,7 @@ class RoutingController(Controller):
             if_match=if_match,
         )
 
-    @post("/test", status_code=200, opt={"scope": "routing:read"})
+    @post("/test", status_code=200, opt=requires("routing:read"))
     async def test(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: RoutingTestRequest
     ) -> RoutingTestOut:
@@ -259,6 +259,6 @@ class RoutingController(Controller):
         found: RoutingTestOut = await view(request, services, work, "Testing the labels")
         return found
 
-    @get("/status", opt={"scope": "routing:read"})
+    @get("/status", opt=requires("routing:read"))
     async def status(self, request: Request[Any, Any, Any], db: AsyncSession, services: Services) -> RoutingStatus:
         return await service.status(db, services.routing_env, principal(request))

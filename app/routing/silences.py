@@ -11,7 +11,7 @@ from msgspec import UNSET
 from sqlalchemy import Select, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import admits_datasets, require_unlimited
+from app.access import admits_datasets, require_unlimited, unlimited
 from app.auth import Principal
 from app.db.silence import Silence
 from app.errors import BeaconError, check_choice, not_found
@@ -115,7 +115,7 @@ async def get_visible(session: AsyncSession, who: Principal, silence_id: str) ->
 async def hidden_ids(session: AsyncSession, who: Principal) -> list[str]:
     """The silences a dataset-limited token may not see: those whose matchers on `dataset` admit none of its
     datasets. Only silences with such a matcher are read to tell (a regex is decided by RE2)."""
-    if who.datasets is None:
+    if unlimited(who):
         return []
     rows = await session.execute(select(Silence.id, Silence.matchers).where(_ON_DATASET))
     return [sid for sid, texts in rows if not admits_datasets(who, check_matchers(texts, "matchers"))]

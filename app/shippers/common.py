@@ -14,6 +14,7 @@ from typing import Any
 from litestar import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import may_use_dataset
 from app.auth import principal
 from app.datasets.names import is_dataset_name
 from app.errors import BeaconError
@@ -101,7 +102,7 @@ def arrival_warnings(stored: Stored, without: str) -> list[str]:
 
 
 def may_use(request: Request[Any, Any, Any], dataset: str) -> bool:
-    return principal(request).can_use_dataset(dataset)
+    return may_use_dataset(principal(request), dataset)
 
 
 async def store(

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, or_, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_issuable, unrestricted
 from app.auth import SCOPES, Principal, generate_token, hash_token
 from app.datasets.names import check_dataset_name
 from app.db.token import Token
@@ -73,11 +74,7 @@ async def create_token(
                 "insufficient_scope",
                 f"A token cannot grant the scope `{beyond[0]}` that it does not hold itself.",
             )
-        if issuer.datasets is not None and (not datasets or not set(datasets) <= set(issuer.datasets)):
-            raise BeaconError(
-                "insufficient_scope",
-                "A token limited to datasets can only issue tokens limited to those datasets.",
-            )
+        require_issuable(issuer, datasets)
         parent = await _live_issuer(session, issuer.token_id)
         expires_at = _child_expiry(expires_at, parent.expires_at)
         ancestors = [*parent.ancestors, parent.id]
@@ -127,7 +124,7 @@ def _child_expiry(wanted: datetime | None, issuer_expires: datetime | None) -> d
 def visible_to(who: Principal | None) -> ColumnElement[bool]:
     """The tokens `who` may see and revoke: all for an unrestricted `*` token (and the CLI, `None`), otherwise
     those it issued and theirs."""
-    if who is None or who.unrestricted:
+    if who is None or unrestricted(who):
         return true()
     return Token.ancestors.contains([who.token_id])
 
@@ -146,7 +143,7 @@ async def list_tokens(
         session,
         select(Token).where(visible_to(who)),
         codec=codec,
-        scope="tokens" if who.unrestricted else f"tokens:{who.token_id}",
+        scope="tokens" if unrestricted(who) else f"tokens:{who.token_id}",
         keys=(Token.created_at, Token.id),
         render=to_out,
         limit=limit,

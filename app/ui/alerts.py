@@ -13,6 +13,7 @@ from litestar import Request, Response, get
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import may, requires
 from app.auth import Principal
 from app.errors import BeaconError
 from app.pace import bounded
@@ -25,10 +26,12 @@ from app.ui.names import notifier_names
 from app.ui.render import signed_page_off_loop
 from app.ui.session import signed_in
 
+# Silences concern every dataset's alerts: only an unlimited token with `silences:write` makes them.
+SILENCE_WRITE = requires("silences:write", unlimited="silences")
+
 
 def can_silence(who: Principal) -> bool:
-    """Silences concern every dataset's alerts: only an unlimited token with `silences:write` makes them."""
-    return who.has_scope("silences:write") and who.datasets is None
+    return may(who, SILENCE_WRITE)
 
 
 MAX_GROUPS = 200
@@ -64,7 +67,7 @@ async def inhibitor_names(
     return found
 
 
-@get("/alerts", include_in_schema=False)
+@get("/alerts", include_in_schema=False, opt=requires("alerts:read"))
 async def alert_list(
     request: Request[Any, Any, Any],
     db: AsyncSession,
@@ -74,7 +77,6 @@ async def alert_list(
     group: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("alerts:read")
     renv = services.routing_env
     filters = lines(matchers)
     state = state_ or None

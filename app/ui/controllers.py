@@ -16,6 +16,7 @@ from app.errors import BeaconError
 from app.services import Services
 from app.settings import Settings
 from app.ui.forms import Form
+from app.ui.guard import console_guard
 from app.ui.nav import home_of, safe_next, sign_in_url
 from app.ui.render import error_page, page, validation_error_page
 from app.ui.session import (
@@ -102,6 +103,7 @@ def ui_router(settings: Settings, pages: list[Any]) -> Router:
             create_static_files_router(path="/static", directories=[STATIC_DIR], include_in_schema=False),
         ],
         middleware=[session_middleware(settings)],
+        guards=[console_guard],
         exception_handlers={
             SignInRequired: _to_sign_in,
             BeaconError: error_page,

@@ -8,6 +8,7 @@ from litestar import Request, Response, get
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.datasets import service as datasets
 from app.pagination import MAX_LIMIT, CursorCodec
 from app.services import Services
@@ -19,12 +20,11 @@ from app.ui.render import Timer, signed_page
 from app.ui.session import signed_in
 
 
-@get("/datasets", include_in_schema=False)
+@get("/datasets", include_in_schema=False, opt=requires("datasets:read"))
 async def dataset_list(
     request: Request[Any, Any, Any], db: AsyncSession, codec: CursorCodec, cursor: str | None = None
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("datasets:read")
     found = await datasets.list_datasets(db, codec, who, limit=MAX_LIMIT, cursor=cursor)
     busy = await datasets.activity(db, [d.name for d in found.data], utcnow())
     return signed_page(
@@ -39,7 +39,7 @@ async def dataset_list(
     )
 
 
-@get("/datasets/{name:str}", include_in_schema=False)
+@get("/datasets/{name:str}", include_in_schema=False, opt=requires("query"))
 async def dataset_page(
     request: Request[Any, Any, Any],
     db: AsyncSession,
@@ -55,7 +55,6 @@ async def dataset_page(
 ) -> Response[str]:
     timer = Timer()
     who = await signed_in(request)
-    who.require_scope("query")
     ds = await datasets.get_dataset(db, name, who)
     rng = resolve_range(range_, start or None, end or None, utcnow())
     field = field or None

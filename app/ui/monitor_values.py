@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
+from app.access import require_dataset
 from app.auth import Principal
 from app.db.reads import read_connection
 from app.monitors.queries import parsed
@@ -58,7 +59,7 @@ async def value_series(
     # Windows aligned as bin() aligns them; never more than MAX_WINDOWS of them.
     first = max(floor_to(start, window), floor_to(end, window) - window * (MAX_WINDOWS - 1))
     series = ValueSeries([], first, window)
-    who.require_dataset(m.dataset)
+    require_dataset(who, m.dataset)
     try:
         query, value_at = windowed(parsed(m.apl), window)
         compiled = Compiled(query, now=now, start=first, end=end)

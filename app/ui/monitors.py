@@ -10,6 +10,7 @@ from litestar import Request, Response, get
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.monitors import service as monitors
 from app.pagination import CursorCodec
 from app.services import Services
@@ -24,7 +25,7 @@ from app.ui.session import signed_in
 HISTORY_SHOWN = 50  # rows of the history table (the timeline and chart use up to a page of 100)
 
 
-@get("/monitors", include_in_schema=False)
+@get("/monitors", include_in_schema=False, opt=requires("monitors:read"))
 async def monitor_list(
     request: Request[Any, Any, Any],
     db: AsyncSession,
@@ -33,7 +34,6 @@ async def monitor_list(
     cursor: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("monitors:read")
     rng = resolve_range(range_, None, None, utcnow())
     views, next_cursor = await service.monitor_views(db, codec, who, rng, cursor=cursor)
     return signed_page(
@@ -50,7 +50,7 @@ async def monitor_list(
     )
 
 
-@get("/monitors/{monitor_id:str}", include_in_schema=False)
+@get("/monitors/{monitor_id:str}", include_in_schema=False, opt=requires("monitors:read"))
 async def monitor_detail(
     request: Request[Any, Any, Any],
     db: AsyncSession,
@@ -62,7 +62,6 @@ async def monitor_detail(
     end: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("monitors:read")
     now = utcnow()
     # Without a range, one that fits the monitor: its chart's points are its windows (a match monitor's runs).
     row = await monitors.get_monitor(db, who, monitor_id)  # 404 for another dataset's, as for an unknown id

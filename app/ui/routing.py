@@ -11,6 +11,7 @@ from typing import Any
 from litestar import Request, Response, get
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.errors import BeaconError
 from app.routing import document as d
 from app.routing import service as routing
@@ -53,12 +54,11 @@ def duration(seconds: int) -> str:
     return f"{seconds}s"
 
 
-@get("/routing", include_in_schema=False)
+@get("/routing", include_in_schema=False, opt=requires("routing:read"))
 async def routing_page(
     request: Request[Any, Any, Any], db: AsyncSession, services: Services, labels: str | None = None
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("routing:read")
     renv = services.routing_env
     # One read of the document: the version shown is the tree's even while someone replaces it.
     stored = await routing.stored_routing(db)

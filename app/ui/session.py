@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from litestar import Request
+from litestar.connection import ASGIConnection
 from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.types import ASGIApp
 from sqlalchemy import delete
@@ -94,9 +95,12 @@ def has_session(request: Request[Any, Any, Any]) -> bool:
     return isinstance(session, dict) and bool(session.get("sid"))
 
 
-async def signed_in(request: Request[Any, Any, Any]) -> Principal:
+async def signed_in(request: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     """The principal of the session's token, or SignInRequired (no session, signed out, expired, or its token
-    revoked or expired)."""
+    revoked or expired). Checked once a request: the console's guard checks it before the page does."""
+    checked = page_principal(request)
+    if checked is not None:
+        return checked
     session_id = (request.session or {}).get("sid")
     if not session_id:
         raise SignInRequired
@@ -109,7 +113,7 @@ async def signed_in(request: Request[Any, Any, Any]) -> Principal:
     return who
 
 
-def page_principal(request: Request[Any, Any, Any]) -> Principal | None:
+def page_principal(request: ASGIConnection[Any, Any, Any, Any]) -> Principal | None:
     """The token the page signed in with (None before `signed_in` ran)."""
     who = request.state.get("console_principal")
     return who if isinstance(who, Principal) else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from litestar import Request, Response, route
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import may_use_dataset, requires
 from app.auth import principal
 from app.ingest.batches import EventOptions
 from app.services import Services
@@ -75,7 +77,7 @@ async def _bulk(
         body,
         path_index=path_index,
         pinned=pinned,
-        may_use=principal(request).can_use_dataset,
+        may_use=functools.partial(may_use_dataset, principal(request)),
         max_items=limits.max_request_events,
     )
     if not bulk.items:
@@ -102,7 +104,7 @@ async def _bulk(
 _BULK: dict[str, Any] = {
     "http_method": ["POST", "PUT"],
     "status_code": 200,
-    "opt": {"scope": "ingest"},
+    "opt": requires("ingest"),
     "tags": ["shippers"],
     "request_max_body_size": sys.maxsize,  # the caps are ingest's own (app/ingest/bodies.py)
 }

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any
 
 from litestar import Request, Response, post
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import may_use_dataset, requires
 from app.auth import principal
 from app.errors import BeaconError
 from app.ingest.batches import EventOptions
@@ -42,7 +44,7 @@ _OPERATION = openapi.operation_class(
 @post(
     "/v1/loki/api/v1/push",
     status_code=200,  # the answer says: 204 (all stored) or 400 (some not)
-    opt={"scope": "ingest"},
+    opt=requires("ingest"),
     tags=["shippers"],
     request_max_body_size=sys.maxsize,  # the caps are ingest's own (app/ingest/bodies.py)
     operation_class=_OPERATION,
@@ -66,7 +68,7 @@ async def loki_push(request: Request[Any, Any, Any], db: AsyncSession, services:
     stored = await store(
         services,
         db,
-        decoded.runs(pinned=pinned, may_use=principal(request).can_use_dataset),
+        decoded.runs(pinned=pinned, may_use=functools.partial(may_use_dataset, principal(request))),
         limits=limits,
         options=EventOptions(timestamp_field="_time", arrival=arrival),
     )

@@ -8,6 +8,7 @@ from typing import Any
 from litestar import Request, Response, post
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_dataset, requires
 from app.auth import principal
 from app.ingest.batches import EventOptions
 from app.services import Services
@@ -41,7 +42,7 @@ _OPERATION = openapi.operation_class(
 @post(
     "/v1/logs",
     status_code=200,
-    opt={"scope": "ingest"},
+    opt=requires("ingest"),
     tags=["shippers"],
     request_max_body_size=sys.maxsize,  # the caps are ingest's own (app/ingest/bodies.py)
     operation_class=_OPERATION,
@@ -50,7 +51,7 @@ _OPERATION = openapi.operation_class(
 async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession, services: Services) -> Response[bytes]:
     encoding = encoding_of(request.headers.get("content-type"))
     dataset = header_dataset(request) or DEFAULT_DATASET
-    principal(request).require_dataset(dataset)
+    require_dataset(principal(request), dataset)
     limits = limits_for(services.settings)
     body = await read_whole_body(request, limits)
     arrival = utcnow()

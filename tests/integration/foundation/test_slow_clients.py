@@ -153,11 +153,18 @@ async def test_no_route_holds_a_database_connection_while_its_body_arrives(
     assert len(routes) >= 25 and ("POST", "/v1/ingest/x", "application/x-ndjson") in routes
     async with served_app(app) as url:
         host = url.removeprefix("http://")
+        # The console's pages as a signed-in browser sends them (its guard turns anyone else away at once).
+        async with httpx.AsyncClient(base_url=url) as browser:
+            signed = await browser.post("/ui/login", data={"token": auth["Authorization"].removeprefix("Bearer ")})
+            assert signed.status_code == 303, signed.text
+            session = "; ".join(f"{k}={v}" for k, v in browser.cookies.items())
+
+        def headers(path: str, kind: str) -> dict[str, str]:
+            page = {"Cookie": session} if path.startswith("/ui/") else {}
+            return {**auth, **page, "Content-Type": kind, "Origin": f"http://{host}"}
+
         stalled = await asyncio.gather(
-            *(
-                Stalled.open(host, method, path, {**auth, "Content-Type": kind, "Origin": f"http://{host}"})
-                for method, path, kind in routes
-            )
+            *(Stalled.open(host, method, path, headers(path, kind)) for method, path, kind in routes)
         )
         try:
             await asyncio.sleep(0.5)
