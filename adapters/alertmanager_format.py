@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from adapters.base import Event, GroupAlert
+from adapters.contract import Event, GroupAlert
 from app.routing.labels import describe, fingerprint
 from app.timefmt import GO_ZERO_TIME
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.base import Event, Message
+from adapters.contract import Event, Message
 from adapters.limits import truncate_chars
 from adapters.url_adapter import UrlAdapter, UrlConfig
 

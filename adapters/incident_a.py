@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adapters.base import DeliveryResult, Event, Message
+from adapters.contract import DeliveryResult, Event, Message
 from adapters.incident import IncidentAdapter, IncidentConfig
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from adapters.base import DeliveryResult, Event, Message
+from adapters.contract import DeliveryResult, Event, Message
 from adapters.incident import IncidentAdapter, IncidentConfig
 
 

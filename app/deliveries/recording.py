@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import asyncpg
 
-from adapters.base import DeliveryResult
+from adapters.contract import DeliveryResult
 from app.db.engine import autocommit_connection
 from app.db.unavailable import database_unavailable
 from app.deliveries import streams

@@ -13,7 +13,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from adapters.base import Adapter, AdapterConfig, ConfigError
+from adapters.base import Adapter
+from adapters.contract import AdapterConfig, ConfigError
 from adapters.guard import DestinationGuard, DestinationRefused, Resolve
 from adapters.registry import AdapterRegistry
 from adapters.webhook import new_signing_secret

@@ -12,7 +12,8 @@ import msgspec
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from adapters.base import Adapter, AdapterConfig
+from adapters.base import Adapter
+from adapters.contract import AdapterConfig
 from app.db.engine import driver_connection
 from app.db.notifier import Notifier
 from app.errors import BeaconError
