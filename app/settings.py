@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -228,17 +228,7 @@ class Settings:
 
     def for_adapters(self) -> AdapterSettings:
         """What adapters may read of these settings (a plugin's too): nothing beyond it reaches them."""
-        return AdapterSettings(
-            base_url=self.base_url,
-            smtp_host=self.smtp_host,
-            smtp_port=self.smtp_port,
-            smtp_username=self.smtp_username,
-            smtp_password=self.smtp_password,
-            smtp_starttls=self.smtp_starttls,
-            smtp_from=self.smtp_from,
-            incident_a_url=self.incident_a_url,
-            incident_b_url=self.incident_b_url,
-        )
+        return AdapterSettings(**{f.name: getattr(self, f.name) for f in fields(AdapterSettings)})
 
     def with_secret_key(self) -> Settings:
         """Fill in `secret_key` from `DATA_DIR/secret_key`, generating and keeping one on first use."""
