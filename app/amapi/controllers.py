@@ -59,12 +59,8 @@ class AlertsController(Controller):
         wanted: service.AlertQuery,
         unprocessed: bool = True,  # Beacon processes an alert as it is posted: none is ever unprocessed
     ) -> list[am.GettableAlert]:
-        found = await view(
-            request,
-            services,
-            service.list_alerts(db, services.routing_env, principal(request), wanted),
-            "Listing alerts",
-        )
+        work = service.list_alerts(db, services.routing_env, principal(request), wanted)
+        found = await view(request, services, work, "Listing alerts")
         body = await encoded(found, len(found))  # a big one off the event loop
         return found if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 
@@ -72,12 +68,8 @@ class AlertsController(Controller):
     async def get_alert_groups(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, wanted: service.AlertQuery
     ) -> list[am.AlertGroup]:
-        found = await view(
-            request,
-            services,
-            service.alert_groups(db, services.routing_env, principal(request), wanted),
-            "Grouping alerts",
-        )
+        work = service.alert_groups(db, services.routing_env, principal(request), wanted)
+        found = await view(request, services, work, "Grouping alerts")
         body = await encoded(found, sum(len(g.alerts) for g in found))
         return found if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 

@@ -89,12 +89,8 @@ class AlertController(Controller):
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, flt: views.AlertFilter
     ) -> ListEnvelope[AlertGroupOut]:
         """The groups the routing tree forms of the alerts now (firing and suppressed unless `state` says)."""
-        found = await view(
-            request,
-            services,
-            service.alert_groups(db, services.routing_env, principal(request), flt),
-            "Grouping alerts",
-        )
+        work = service.alert_groups(db, services.routing_env, principal(request), flt)
+        found = await view(request, services, work, "Grouping alerts")
         envelope = ListEnvelope(data=found, has_more=False, next_cursor=None)
         body = await encoded(envelope, sum(len(g.alerts) for g in found))  # a big one off the event loop
         return envelope if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
@@ -103,9 +99,8 @@ class AlertController(Controller):
     async def retrieve(
         self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, fingerprint: str
     ) -> AlertOut:
-        found: AlertOut = await view(
-            request, services, service.get_alert(db, services.routing_env, principal(request), fingerprint), "An alert"
-        )
+        work = service.get_alert(db, services.routing_env, principal(request), fingerprint)
+        found: AlertOut = await view(request, services, work, "An alert")
         return found
 
 
