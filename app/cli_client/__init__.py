@@ -62,7 +62,7 @@ def annotate(
             raise click.BadParameter(f"{text!r} is not name=value", param_hint="--label")
         label_map[name.strip()] = value.strip()
     with reporting(url), make_client(url, token) as client:
-        check_datasets(client, [d for d in datasets if d != "*"], strict=strict)
+        warning = check_datasets(client, [d for d in datasets if d != "*"], strict=strict)
         ann = client.create_annotation(
             type_,
             title,
@@ -73,6 +73,8 @@ def annotate(
             description=description,
             labels=label_map or None,
         )
+    if warning:
+        click.echo(warning, err=True)
     click.echo(ann.id)
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import click
-
 from app.cli_client.common import fail
 from app.client import BeaconAPIError, Client
 
 
-def check_datasets(client: Client, names: Sequence[str], *, strict: bool) -> None:
-    """Warn on stderr about each dataset that does not exist; `strict`: exit 1 instead, before creating
-    anything. A token that may not read datasets (`datasets:read`) cannot tell: only --strict says so."""
+def check_datasets(client: Client, names: Sequence[str], *, strict: bool) -> str | None:
+    """The warning to print once the annotation is created, naming each dataset that does not exist; `strict`:
+    exit 1 instead, before creating anything. A token that may not read datasets (`datasets:read`) cannot
+    tell: only --strict says so. (Printed after the create, so that a refused annotation gets no warning
+    about where it would show.)"""
     missing: list[str] = []
     for name in dict.fromkeys(names):
         try:
@@ -25,9 +25,9 @@ def check_datasets(client: Client, names: Sequence[str], *, strict: bool) -> Non
             elif exc.status not in (400, 403):
                 raise
     if not missing:
-        return
+        return None
     listed = ", ".join(repr(n) for n in missing)
     noun = "datasets" if len(missing) > 1 else "dataset"
     if strict:
         fail(f"no {noun} named {listed}; nothing was created (without --strict the annotation is created anyway)")
-    click.echo(f"warning: no {noun} named {listed} yet: the annotation shows once events arrive in it", err=True)
+    return f"warning: no {noun} named {listed} yet: the annotation shows once events arrive in it"

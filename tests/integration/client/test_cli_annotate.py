@@ -72,7 +72,7 @@ def test_failures_exit_1_with_code_message_and_request_id(served):
         "annotate", "--type", "deploy", "--title", "v1", "--dataset", "web",
         "--time", "2026-11-21T08:00:00Z", "--end-time", "2026-11-21T07:00:00Z",
     )  # fmt: skip
-    assert backwards.returncode == 1
+    assert backwards.returncode == 1  # refused: no word about where it would show, whether 'web' exists or not
     assert backwards.stderr.startswith("error: invalid_field: ") and "(param end_time)" in backwards.stderr
     assert REQUEST.search(backwards.stderr)
 
