@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from app.client import TriggerAfter
-from app.client.endpoints import annotations, datasets, events, monitors, notifiers
+from beacon_client import TriggerAfter
+from beacon_client.endpoints import annotations, datasets, events, monitors, notifiers
 
 
 def body(call) -> dict:
