@@ -31,6 +31,7 @@ class Token(Resource, kw_only=True):
     created_at: datetime
     expires_at: datetime | None = None
     revoked_at: datetime | None = None
+    issuer_id: str | None = None  # the token that made this one; None for a token made with the CLI's direct path
 
 
 class TokenCreated(Token, kw_only=True):
@@ -176,11 +177,16 @@ class Monitor(Resource, kw_only=True):
     next_evaluation_at: datetime | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
-    warnings: list[ResultWarning] = msgspec.field(default_factory=list)  # in create and update answers only
+
+
+class MonitorSaved(Monitor, kw_only=True):
+    """The answer to creating or updating a monitor: the monitor, and what looks wrong in its query."""
+
+    warnings: list[ResultWarning] = msgspec.field(default_factory=list)  # e.g. a field the dataset never had
 
 
 class MonitorEvent(Resource, kw_only=True):
-    id: str
+    id: str | None  # None in a dry-run evaluation's events (nothing was written)
     monitor_id: str
     kind: str
     state: str | None = None
@@ -188,7 +194,10 @@ class MonitorEvent(Resource, kw_only=True):
     threshold: float | None = None
     group: Any = None
     time: datetime
+    start_time: datetime | None = None  # the time range the run read
+    end_time: datetime | None = None
     match_count: int | None = None  # match_event: the events this run found
+    matches: list[dict[str, Any]] = msgspec.field(default_factory=list)  # match_event: a sample of them
     error: str | None = None
     deliveries: list[str] = msgspec.field(default_factory=list)
 
@@ -227,7 +236,25 @@ class Delivery(Resource, kw_only=True):
     response_status: int | None = None
     error: str | None = None
     created_at: datetime | None = None
+    # A routed group notification: its group key and why it was sent (first, new_alerts, resolved, repeat).
+    alert_group_key: str | None = None
+    alert_group_reason: str | None = None
     attempt_log: list[DeliveryAttempt] = msgspec.field(default_factory=list)  # in single-delivery answers
+
+
+class RecentChange(msgspec.Struct, kw_only=True):
+    """An annotation related to alerts (a deploy, a config change …): what it is, when, and why it relates."""
+
+    id: str
+    type: str
+    title: str
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
+    datasets: list[str] = msgspec.field(default_factory=list)  # ["*"]: environment-wide
+    time: datetime
+    end_time: datetime | None = None
+    url: str | None = None
+    when: str = ""  # in words: "4 min before the first alert"
+    why: str = ""  # "dataset web", "service=checkout", or both
 
 
 class AlertSource(msgspec.Struct, kw_only=True):
@@ -250,6 +277,10 @@ class Alert(Resource, kw_only=True):
     inhibited_by: list[str] = msgspec.field(default_factory=list)
     muted_by: list[str] = msgspec.field(default_factory=list)
     generator_url: str | None = None
+    # What changed before it (related annotations, newest first, at most 5) and how many more: in the answer
+    # about one alert (`get_alert`), not in lists.
+    changes: list[RecentChange] = msgspec.field(default_factory=list)
+    more_changes: int = 0
 
 
 class AlertsReceived(Resource, kw_only=True):
@@ -266,6 +297,9 @@ class AlertGroup(Resource, kw_only=True):
     notifier_ids: list[str]
     muted_by: list[str] = msgspec.field(default_factory=list)
     alerts: list[Alert]
+    changes_window_seconds: int = 0  # how far back its message looks for changes
+    changes: list[RecentChange] = msgspec.field(default_factory=list)  # what its message would say changed
+    more_changes: int = 0
 
 
 class Silence(Resource, kw_only=True):
@@ -340,6 +374,7 @@ class RouteMatch(msgspec.Struct, kw_only=True):
     group_interval_seconds: int
     repeat_interval_seconds: int | None  # None: never (a monitor's own route without a repeat interval)
     muted_by: list[str] = msgspec.field(default_factory=list)
+    changes_window_seconds: int = 0
 
 
 class RoutingTest(Resource, kw_only=True):
@@ -354,3 +389,6 @@ class RoutingTest(Resource, kw_only=True):
     silenced: bool = False
     inhibited: bool = False
     muted: bool = False
+    # What its messages would say changed, if it fired now (over the longest window of its routes).
+    changes: list[RecentChange] = msgspec.field(default_factory=list)
+    more_changes: int = 0

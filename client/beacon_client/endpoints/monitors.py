@@ -7,7 +7,7 @@ import msgspec
 from msgspec import UnsetType
 
 from beacon_client.call import Call, TimeArg, decode, json_call, no_content, query_string, segment
-from beacon_client.models import Monitor, MonitorEvent, Page, TriggerAfter
+from beacon_client.models import Monitor, MonitorEvent, MonitorSaved, Page, TriggerAfter
 
 Unset = UnsetType
 
@@ -31,13 +31,13 @@ def create_monitor(
     repeat_interval_seconds: int | Unset = msgspec.UNSET,
     disabled_until: TimeArg | Unset = msgspec.UNSET,
     labels: Mapping[str, str] | Unset = msgspec.UNSET,
-) -> Call[Monitor]:
+) -> Call[MonitorSaved]:
     """A `threshold` monitor (with `operator` and `threshold`) or a `match_event` one; unset fields take
     the service's defaults."""
     return json_call(
         "POST",
         "/v1/monitors",
-        decode(Monitor),
+        decode(MonitorSaved),
         name=name,
         type=type,
         apl=apl,
@@ -89,12 +89,12 @@ def update_monitor(
     repeat_interval_seconds: int | Unset | None = msgspec.UNSET,
     disabled_until: TimeArg | Unset | None = msgspec.UNSET,
     labels: Mapping[str, str] | Unset = msgspec.UNSET,
-) -> Call[Monitor]:
+) -> Call[MonitorSaved]:
     """Change only the fields given (None clears an optional one)."""
     return json_call(
         "PATCH",
         f"/v1/monitors/{segment(monitor_id)}",
-        decode(Monitor),
+        decode(MonitorSaved),
         name=name,
         description=description,
         apl=apl,
