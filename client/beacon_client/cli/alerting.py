@@ -1,5 +1,6 @@
 """`beacon alerts`, `beacon silence add|list|expire` and `beacon routing show|test|import`: client commands over
-/v1/alerts, /v1/silences and /v1/routing (the import's reading and printing: routing_import.py).
+/v1/alerts, /v1/silences and /v1/routing (the import's reading and printing: routing_import.py; the routing
+document as text: routing_text.py).
 
 Imports of the client and of the rendering helpers stay inside the commands, so that `beacon --help` (and every
 other command) does not pay for them.
@@ -16,9 +17,10 @@ import click
 
 from beacon_client.cli.common import TABLE_OR_JSON, connection_options, format_option
 from beacon_client.cli.durations import DURATION
+from beacon_client.cli.routing_text import named, seconds, tree_text
 
 if TYPE_CHECKING:
-    from beacon_client import Alert, AlertGroup, Client, Routing, RoutingTest, Silence
+    from beacon_client import Alert, AlertGroup, Client, RoutingTest, Silence
 
 
 def notifier_names(client: Client) -> dict[str, str]:
@@ -32,10 +34,6 @@ def notifier_names(client: Client) -> dict[str, str]:
         if exc.status == 403:
             return {}
         raise
-
-
-def _named(ids: Sequence[str], names: dict[str, str]) -> str:
-    return ", ".join(names.get(i, i) for i in ids)
 
 
 def _labels(labels: dict[str, str], leave_out: Sequence[str] = ()) -> str:
@@ -80,7 +78,7 @@ def _groups_text(groups: Sequence[AlertGroup], names: dict[str, str]) -> str:
         return "no alert groups\n"
     out = []
     for g in groups:
-        notifiers = _named(g.notifier_ids, names) or "no notifiers"
+        notifiers = named(g.notifier_ids, names) or "no notifiers"
         muted = f"  muted by {', '.join(g.muted_by)}" if g.muted_by else ""
         out.append(f"{g.route} {_labels(g.labels)} → {notifiers}{muted}\n")
         out.append("".join("  " + line + "\n" for line in table(ALERT_HEADER, _alert_rows(g.alerts)).splitlines()))
@@ -208,70 +206,6 @@ def routing() -> None:
     """The routing tree: show it, test labels against it, import an Alertmanager configuration."""
 
 
-def _seconds(value: int | None) -> str:
-    if value is None:
-        return "never"
-    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
-        if value >= size and value % size == 0:
-            return f"{value // size}{unit}"
-    return f"{value}s"
-
-
-TIMER_NAMES = (
-    ("group_wait_seconds", "wait"),
-    ("group_interval_seconds", "interval"),
-    ("repeat_interval_seconds", "repeat"),
-)
-ROOT_DEFAULTS = {"group_wait_seconds": 30, "group_interval_seconds": 300, "repeat_interval_seconds": 14_400}
-
-
-def _group_by(names: list[str] | None) -> str:
-    if names == ["..."]:
-        return "every label (one alert per group)"
-    return ", ".join(names) if names else "nothing (one group)"
-
-
-def tree_text(doc: Routing, names: dict[str, str] | None = None) -> str:
-    """The tree as indented lines: each route's matchers, then what it sends where (notifiers by name, an id where
-    the name is not known); a value the route does not set itself (inherited from its parent) is marked with `*`."""
-    names = names or {}
-    from beacon_client.cli.tables import as_json
-
-    out = [f"routing version {doc.version}  (* inherited from the parent route)"]
-
-    def walk(node: dict[str, Any], path: str, depth: int, parent: dict[str, Any]) -> None:
-        pad = "  " * depth
-        eff: dict[str, Any] = {}
-        for name in ("notifier_ids", "group_by", *ROOT_DEFAULTS):
-            own = node.get(name)
-            eff[name] = own if own is not None else parent.get(name)
-            eff[name + "*"] = "" if own is not None or depth == 0 else "*"
-        head = path + (f"  {{{', '.join(node.get('matchers', []))}}}" if node.get("matchers") else "")
-        if node.get("continue"):
-            head += "  continue"
-        out.append(pad + head)
-        notifiers = _named(eff["notifier_ids"] or [], names) or "no notifiers"
-        group_by = _group_by(eff["group_by"])
-        timers = ", ".join(f"{label} {_seconds(eff[name])}{eff[name + '*']}" for name, label in TIMER_NAMES)
-        out.append(f"{pad}  → {notifiers}{eff['notifier_ids*']}; group by {group_by}{eff['group_by*']}; {timers}")
-        for kind, label in (("mute_time_intervals", "muted during"), ("active_time_intervals", "active only during")):
-            if node.get(kind):
-                out.append(f"{pad}  {label} {', '.join(node[kind])}")
-        for i, child in enumerate(node.get("routes", [])):
-            walk(child, f"{path}.routes[{i}]", depth + 1, eff)
-
-    walk(doc.route, "route", 0, {"notifier_ids": [], "group_by": [], **ROOT_DEFAULTS})
-    for i, rule in enumerate(doc.inhibit_rules):
-        equal = f" with equal {', '.join(rule.get('equal', []))}" if rule.get("equal") else ""
-        out.append(
-            f"inhibit_rules[{i}]: {{{', '.join(rule.get('source_matchers', []))}}} firing mutes "
-            f"{{{', '.join(rule.get('target_matchers', []))}}}{equal}"
-        )
-    for interval in doc.time_intervals:
-        out.append(f"time interval {interval.get('name')}: {as_json(interval.get('intervals', [])).strip()}")
-    return "\n".join(out) + "\n"
-
-
 @routing.command("show")
 @format_option("tree", "json")
 @connection_options
@@ -294,13 +228,13 @@ def test_text(result: RoutingTest, names: dict[str, str] | None = None) -> str:
     out = [f"fingerprint {result.fingerprint}"]
     for r in result.routes:
         muted = f"  muted now by {', '.join(r.muted_by)}" if r.muted_by else ""
-        notifiers = _named(r.notifier_ids, names) or "no notifiers"
+        notifiers = named(r.notifier_ids, names) or "no notifiers"
         out.append(f"{r.route} → {notifiers}{muted}")
         out.append(
-            f"  group {r.group_key}  (wait {_seconds(r.group_wait_seconds)}, interval "
-            f"{_seconds(r.group_interval_seconds)}, repeat {_seconds(r.repeat_interval_seconds)})"
+            f"  group {r.group_key}  (wait {seconds(r.group_wait_seconds)}, interval "
+            f"{seconds(r.group_interval_seconds)}, repeat {seconds(r.repeat_interval_seconds)})"
         )
-    out.append("notifiers: " + (_named(result.notifier_ids, names) or "none"))
+    out.append("notifiers: " + (named(result.notifier_ids, names) or "none"))
     out.append("silenced: " + (f"yes, by {', '.join(result.silenced_by)}" if result.silenced else "no"))
     out.append("inhibited: " + (f"yes, by {', '.join(result.inhibited_by)}" if result.inhibited else "no"))
     muted = "yes, every route it takes" if result.muted else "some routes" if result.muted_by else "no"

@@ -91,7 +91,7 @@ def _display_document(result: RoutingImport) -> dict[str, Any]:
 
 def plan_text(result: RoutingImport) -> str:
     from beacon_client import Routing
-    from beacon_client.cli.alerting import _seconds, tree_text
+    from beacon_client.cli.routing_text import seconds, tree_text
     from beacon_client.cli.tables import table
 
     if result.dry_run:
@@ -116,7 +116,7 @@ def plan_text(result: RoutingImport) -> str:
         time_intervals=doc["time_intervals"],
     )
     out += ["", "Routing document:", tree_text(routing).rstrip()]
-    out.append(f"resolve timeout (global.resolve_timeout): {_seconds(result.resolve_timeout_seconds)}")
+    out.append(f"resolve timeout (global.resolve_timeout): {seconds(result.resolve_timeout_seconds)}")
     out += ["", f"Losses ({len(result.losses)}):" if result.losses else "Losses: none."]
     out += [f"  {loss.path}: {loss.reason}" for loss in result.losses]
     return "\n".join(out) + "\n"
