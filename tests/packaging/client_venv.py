@@ -21,7 +21,8 @@ from packaging.requirements import Requirement
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(*args: str | Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
+def run_checked(*args: str | Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    """Run a command (five minutes at most); its output in the failure when it fails."""
     done = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300, **kwargs)  # type: ignore[call-overload]
     assert done.returncode == 0, f"{args}\n{done.stdout}\n{done.stderr}"
     return done
@@ -31,7 +32,7 @@ def build_wheel(work: Path) -> Path:
     """The client's wheel, built from a copy of client/ (building writes build/ and *.egg-info beside it)."""
     source = work / "client"
     shutil.copytree(ROOT / "client", source, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
+    run_checked(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
          "-w", work / "dist", source)  # fmt: skip
     (wheel,) = (work / "dist").glob("beacon_client-*.whl")
     return wheel
@@ -75,11 +76,11 @@ def client_venv(work: Path) -> Path:
     """A new venv in `work` with the client alone; returns its bin/ folder (`beacon`, `python`)."""
     wheel = build_wheel(work)
     venv = work / "venv"
-    _run(sys.executable, "-m", "venv", "--without-pip", venv)
+    run_checked(sys.executable, "-m", "venv", "--without-pip", venv)
     python = venv / "bin" / "python"
-    _run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index", "-q", wheel)
-    site = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))").stdout.strip())
+    run_checked(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index", "-q", wheel)
+    site = Path(run_checked(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))").stdout.strip())
     for dist in closure(requirements_of(wheel)):
         _copy(dist, site)
-    _run(sys.executable, "-m", "pip", "--python", python, "check")
+    run_checked(sys.executable, "-m", "pip", "--python", python, "check")
     return venv / "bin"

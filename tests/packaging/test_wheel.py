@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import sysconfig
 import zipfile
@@ -21,16 +20,11 @@ import httpx
 import pytest
 
 from tests.conftest import _admin, _with_database, run_sync
+from tests.packaging.client_venv import run_checked as _run
 from tests.servers import Server, clean_env, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ["app", "adapters", "client", "migrations", "templates", "pyproject.toml", "setup.py", "README.md"]
-
-
-def _run(*args: str | Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300, **kwargs)  # type: ignore[call-overload]
-    assert done.returncode == 0, f"{args}\n{done.stdout}\n{done.stderr}"
-    return done
 
 
 @pytest.fixture(scope="module")
