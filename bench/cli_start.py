@@ -110,9 +110,10 @@ def main() -> None:
             "after, client alone": ([str(alone / "beacon")], env),
         }
         times: dict[str, list[float]] = {}
+        bare_pythons = {"python -c pass": sys.executable, "python -c pass, client venv": str(alone / "python")}
         for _ in range(args.rounds):
-            for python, label in ((sys.executable, "python -c pass"), (alone / "python", "python -c pass, client venv")):
-                times.setdefault(label, []).append(timed([str(python), "-c", "pass"], env, neutral))
+            for label, python in bare_pythons.items():
+                times.setdefault(label, []).append(timed([python, "-c", "pass"], env, neutral))
             for name, command in commands.items():
                 for side, (argv, side_env) in setups.items():
                     times.setdefault(f"beacon {name} ({side})", []).append(timed([*argv, *command], side_env, neutral))
