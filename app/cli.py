@@ -1,4 +1,4 @@
-"""The `beacon` command: serve and migrate; tokens in `app.cli_tokens`; the client commands in `app.cli_client`.
+"""The `beacon` command: serve and migrate; tokens in `app.cli_tokens`; the client commands in `beacon_client.cli`.
 
 Start-up time matters (`beacon --help`, a `beacon query` in a loop): this module and the command modules import
 only click at the top; each command imports what it uses when it runs (the server side pulls in Litestar,
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.cli_client import register as register_client_commands
 from app.cli_db import command_settings as _settings
 from app.cli_db import run_db as _run_db
 from app.cli_dev import dev
 from app.cli_tokens import tokens_group
 from app.plugin_scaffold import plugin
+from beacon_client.cli import register as register_client_commands
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession

@@ -17,12 +17,12 @@ from app.auth import Principal
 from app.errors import BeaconError
 from app.pace import bounded
 from app.routing import service as routing
-from app.routing.labels import describe
 from app.routing.schemas import ALERT_STATES, AlertGroupOut, AlertOut
 from app.routing.texts import lines
 from app.ui.names import notifier_names
 from app.ui.render import signed_page_off_loop
 from app.ui.session import signed_in
+from beacon_client.notation.labels import describe
 
 
 def can_silence(who: Principal) -> bool:
