@@ -147,7 +147,8 @@ def serve(host: str, port: int, workers: int | None, dev: bool) -> None:
     """Run the API, the monitor loop and the delivery worker.
 
     With several processes, each runs the API and every background job: they claim their work with FOR UPDATE
-    SKIP LOCKED (retention takes an advisory lock), so the work is shared and nothing is done twice.
+    SKIP LOCKED or advisory try-locks (monitors; retention takes an advisory lock), so the work is shared and
+    nothing is done twice.
     """
     import uvicorn
 
