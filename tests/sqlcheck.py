@@ -212,11 +212,12 @@ def _tables_of(text: str) -> Block:
 
 
 def _insert_value_is_param(statement: str, table: str) -> bool:
-    """In `INSERT INTO table [AS a] (cols) VALUES (...)` or `... SELECT ...`: is dataset_id's value `$n`?"""
-    m = re.search(rf'\binto "?{table}"?(?: as [a-z_]+)? \(([^)]*)\) (values \(|select )', statement)
+    """In `INSERT INTO table [AS a] [(cols)] VALUES (...)` or `... SELECT ...`: is dataset_id's value `$n`? Without a
+    column list it is the first value (dataset_id is the first column of every distributed table)."""
+    m = re.search(rf'\binto "?{table}"?(?: as [a-z_]+)?(?: \(([^)]*)\))? (values \(|select )', statement)
     if m is None:
         return False
-    columns = [c.strip().strip('"') for c in m.group(1).split(",")]
+    columns = [c.strip().strip('"') for c in m.group(1).split(",")] if m.group(1) else [DISTRIBUTION_COLUMN]
     if DISTRIBUTION_COLUMN not in columns:
         return False
     rest = statement[m.end() :]

@@ -34,6 +34,7 @@ def rules(sql: str) -> list[str]:
         "DELETE FROM event_rollups WHERE minute >= $1 AND minute < $2",
         # an INSERT whose id is not a parameter
         "INSERT INTO event_rollups (dataset_id, minute, count) SELECT d.id, $2, 1 FROM datasets d WHERE d.name = $1",
+        "INSERT INTO event_rollups VALUES ((SELECT id FROM datasets WHERE name = $1), now(), 3)",
     ],
 )
 def test_statements_over_distributed_tables_need_the_dataset_id_as_a_parameter(sql: str) -> None:
@@ -54,6 +55,7 @@ def test_statements_over_distributed_tables_need_the_dataset_id_as_a_parameter(s
         "FROM unnest($2::bigint[], $3::bigint[]) AS u(m, n) ORDER BY u.m "
         "ON CONFLICT (dataset_id, minute) DO UPDATE SET count = r.count + EXCLUDED.count",
         "INSERT INTO dataset_fields (dataset_id, name, types) VALUES ($1::INTEGER, $2::VARCHAR, $3)",
+        "INSERT INTO event_rollups VALUES ($1, now(), 3)",
         "SELECT count(*) FROM dataset_fields WHERE dataset_fields.dataset_id = $1::INTEGER",
         "EXPLAIN (FORMAT JSON) SELECT 1 FROM events WHERE dataset_id = $1",
         "SELECT id FROM datasets WHERE name = $1",
