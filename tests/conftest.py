@@ -40,6 +40,7 @@ from tests.receivers import Sink
 from tests.servers import served_app
 
 T = TypeVar("T")
+_RECORDER = pytest.StashKey[Any]()
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
@@ -236,6 +237,36 @@ def smtp() -> Iterator[tuple[Any, Sink]]:
         yield controller, sink
     finally:
         controller.stop()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-sql",
+        metavar="DIR",
+        default=os.environ.get("BEACON_TEST_RECORD_SQL") or None,
+        help="record every SQL statement sent and judge it by the Citus plan (tests/sqlrecorder.py); each process "
+        "writes DIR/statements-<worker>.json (also: BEACON_TEST_RECORD_SQL=DIR)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--record-sql"):
+        from tests.sqlrecorder import Recorder
+
+        recorder = Recorder()
+        recorder.start()
+        config.stash[_RECORDER] = recorder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    recorder = config.stash.get(_RECORDER, None)
+    if recorder is None:
+        return
+    recorder.stop()
+    from tests.sqlrecorder import write_report
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    write_report(recorder, Path(config.getoption("--record-sql")) / f"statements-{worker}.json")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
