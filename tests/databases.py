@@ -28,8 +28,8 @@ from app.settings import asyncpg_dsn
 # Every object of the schema a test could change, as one digest.
 _FINGERPRINT = """
 SELECT md5(coalesce(string_agg(x, ',' ORDER BY x), '')) FROM (
-    SELECT c.relname || ':' || c.relkind::text || ':' || coalesce(a.attname, '') || ':' || coalesce(a.atttypid::text, '')
-        || ':' || coalesce(a.attnotnull::text, '') AS x
+    SELECT c.relname || ':' || c.relkind::text || ':' || coalesce(a.attname, '') || ':'
+        || coalesce(a.atttypid::text, '') || ':' || coalesce(a.attnotnull::text, '') AS x
     FROM pg_class c LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
     WHERE c.relnamespace = 'public'::regnamespace
     UNION ALL SELECT 'proc:' || proname FROM pg_proc WHERE pronamespace = 'public'::regnamespace

@@ -11,7 +11,9 @@ from tests.conftest import _with_database
 from tests.databases import Template
 
 
-async def test_a_used_database_is_restored_to_the_template(client, auth, database_url, pg_server_url, template_database):
+async def test_a_used_database_is_restored_to_the_template(
+    client, auth, database_url, pg_server_url, template_database
+):
     template_conn = await asyncpg.connect(asyncpg_dsn(_with_database(pg_server_url, template_database)))
     try:
         template = await Template.read(template_conn)
