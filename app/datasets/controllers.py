@@ -48,10 +48,10 @@ class DatasetController(Controller):
     async def update(
         self, request: Request[Any, Any, Any], db: AsyncSession, name: str, data: DatasetPatch
     ) -> DatasetDetail:
-        ds = await service.get_dataset(db, name, principal(request), lock="no_key")
+        ds = await service.get_dataset(db, name, principal(request), hold="shared")
         return await service.update_dataset(db, ds, data)
 
     @delete("/{name:str}", status_code=204, opt=requires("datasets:write"))
     async def remove(self, request: Request[Any, Any, Any], db: AsyncSession, name: str) -> None:
-        ds = await service.get_dataset(db, name, principal(request), lock="update")
+        ds = await service.get_dataset(db, name, principal(request), hold="exclusive")
         await service.delete_dataset(db, ds)

@@ -18,6 +18,7 @@ from adapters.contract import AdapterConfig, ConfigError
 from adapters.guard import DestinationGuard, DestinationRefused, Resolve
 from adapters.registry import AdapterRegistry
 from adapters.webhook import new_signing_secret
+from app.db.advisory import Space, lock
 from app.db.engine import driver_connection
 from app.db.notifier import Notifier
 from app.errors import BeaconError, not_found
@@ -202,9 +203,11 @@ async def _commit_named(session: AsyncSession, name: str) -> None:
 
 
 async def get_notifier(session: AsyncSession, notifier_id: str, *, for_update: bool = False) -> Notifier:
-    stmt = select(Notifier).where(Notifier.id == notifier_id)
+    """`for_update`: held until the transaction ends (an advisory lock on its id: on Citus `notifiers` is a
+    reference table, where a row lock would lock them all) and read once held."""
     if for_update:
-        stmt = stmt.with_for_update()
+        await lock(session, Space.NOTIFIER, notifier_id)
+    stmt = select(Notifier).where(Notifier.id == notifier_id)
     notifier = (await session.execute(stmt)).scalar_one_or_none()
     if notifier is None:
         raise not_found("notifier", notifier_id)

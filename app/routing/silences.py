@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.access import admits_datasets, require_unlimited, unlimited
 from app.auth import Principal
+from app.db.advisory import Space, lock
 from app.db.silence import Silence
 from app.errors import BeaconError, check_choice, not_found
 from app.pagination import CursorCodec, ListEnvelope, paginate
@@ -93,8 +94,12 @@ async def create(
 
 
 async def get(session: AsyncSession, silence_id: str, *, for_update: bool = False) -> Silence:
-    stmt = select(Silence).where(Silence.id == silence_id)
-    found = (await session.execute(stmt.with_for_update() if for_update else stmt)).scalar_one_or_none()
+    """`for_update`: held until the transaction ends (an advisory lock on its id; `silences` is a reference table
+    on Citus) and read once held."""
+    if for_update:
+        await lock(session, Space.SILENCE, silence_id)
+    stmt = select(Silence).where(Silence.id == silence_id).execution_options(populate_existing=for_update)
+    found = (await session.execute(stmt)).scalar_one_or_none()
     if found is None:
         raise not_found("silence", silence_id)
     return found

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.access import require_issuable, unrestricted
 from app.auth import SCOPES, Principal, generate_token, hash_token
 from app.datasets.names import check_dataset_name
+from app.db.advisory import Space, lock
 from app.db.token import Token
 from app.errors import BeaconError, not_found
 from app.pagination import CursorCodec, ListEnvelope, paginate
@@ -97,10 +98,13 @@ async def create_token(
 
 
 async def _live_issuer(session: AsyncSession, token_id: str) -> Token:
-    """The issuer's row, locked (FOR SHARE) until the child is committed, so that a revoked issuer never makes a
-    child. A child committed while its issuer's revocation waits for that lock may keep an empty `revoked_at`:
-    the token check refuses it all the same, by its chain."""
-    parent = (await session.execute(select(Token).where(Token.id == token_id).with_for_update(read=True))).scalar()
+    """The issuer's row, held (shared) until the child is committed, so that a revoked issuer never makes a child:
+    revoking takes the lock exclusively. An advisory lock on its id, not FOR SHARE: on Citus `tokens` is a
+    reference table, where a row lock locks the whole table. A child committed while a revocation of its issuer's
+    own issuer is under way may keep an empty `revoked_at`: the token check refuses it all the same, by its
+    chain."""
+    await lock(session, Space.TOKEN, token_id, shared=True)
+    parent = (await session.execute(select(Token).where(Token.id == token_id))).scalar()
     now = utcnow()
     if parent is None or parent.revoked_at is not None or (parent.expires_at is not None and parent.expires_at <= now):
         raise BeaconError("invalid_token", "The API token is unknown, revoked or expired.")
@@ -155,6 +159,7 @@ async def revoke_token(session: AsyncSession, token_id: str, who: Principal | No
     """Revoke a token and every token under it, in one statement (the authentication also refuses a token
     whose issuer is revoked, so a child committed meanwhile ends too)."""
     token = await get_token(session, token_id, who)
+    await lock(session, Space.TOKEN, token.id)  # waits for the children being made under it
     now = utcnow()
     await session.execute(
         update(Token)

@@ -18,13 +18,13 @@ from app.auth import Principal
 from app.errors import BeaconError
 from app.pace import bounded
 from app.routing import service as routing
-from app.routing.labels import describe
 from app.routing.schemas import ALERT_STATES, AlertGroupOut, AlertOut
 from app.routing.texts import lines
 from app.services import Services
 from app.ui.names import notifier_names
 from app.ui.render import signed_page_off_loop
 from app.ui.session import signed_in
+from beacon_client.notation.labels import describe
 
 # Silences concern every dataset's alerts: only an unlimited token with `silences:write` makes them.
 SILENCE_WRITE = requires("silences:write", unlimited="silences")

@@ -17,13 +17,15 @@ from app.annotations import service as marks
 from app.auth import Principal
 from app.datasets.names import check_dataset_name
 from app.errors import BeaconError
-from app.routing.texts import lines, parse_duration, parse_labels
+from app.routing.texts import lines
 from app.timefmt import utcnow
 from app.timeparams import to_ms
 from app.ui.alerts import can_silence
 from app.ui.forms import Form
 from app.ui.render import signed_page
 from app.ui.session import check_csrf, signed_in
+from beacon_client.notation.durations import parse_duration
+from beacon_client.notation.labels import parse_labels
 
 FIELDS = ("type", "title", "url", "labels", "duration", "hold")
 

@@ -63,8 +63,12 @@ async def value_series(
     try:
         query, value_at = windowed(parsed(m.apl), window)
         compiled = Compiled(query, now=now, start=first, end=end)
-        statement = compiled.statement(m.dataset, limit=MAX_ROWS + 1, newest_first=False, json_text=False)
         async with read_connection(pool) as conn:
+            # The id first, then the statement by it (on Citus: to the dataset's shard alone).
+            dataset_id = await conn.fetchval("SELECT id FROM datasets WHERE name = $1", m.dataset)
+            if dataset_id is None:
+                return series  # no events yet: nothing to draw
+            statement = compiled.statement(dataset_id, limit=MAX_ROWS + 1, newest_first=False, json_text=False)
             records = await conn.fetch(statement.sql, *statement.args)
         _, rows = table_result(records[:MAX_ROWS], statement.layout)
     except (QueryError, asyncpg.PostgresError, OverflowError) as exc:

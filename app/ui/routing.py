@@ -17,12 +17,13 @@ from app.routing import document as d
 from app.routing import service as routing
 from app.routing.schemas import RoutingTestOut
 from app.routing.suppression import Suppressor
-from app.routing.texts import lines, parse_labels
+from app.routing.texts import lines
 from app.routing.tree import TIMERS, Route
 from app.services import Services
 from app.ui.names import notifier_names
 from app.ui.render import signed_page
 from app.ui.session import signed_in
+from beacon_client.notation.labels import parse_labels
 
 INHERITABLE = ("notifier_ids", "group_by", *TIMERS, "changes_window_seconds")
 

@@ -28,13 +28,14 @@ from app.routing import service as routing
 from app.routing import silences
 from app.routing.env import RoutingEnv
 from app.routing.schemas import SILENCE_STATES, SilenceCreate
-from app.routing.texts import lines, matchers_for, parse_duration
+from app.routing.texts import lines, matchers_for
 from app.schemas import TIME_RANGE, in_time_range
 from app.services import Services
 from app.ui.alerts import SILENCE_WRITE, can_silence
 from app.ui.forms import Form
 from app.ui.render import signed_page
 from app.ui.session import check_csrf, signed_in
+from beacon_client.notation.durations import parse_duration
 
 DEFAULT_DURATION = "2h"
 

@@ -187,7 +187,7 @@ async def test_two_worker_processes_share_the_queue(client, auth, httpserver, db
 
     def receive(request):
         received.append(request.headers["webhook-id"])
-        time.sleep(0.01)  # keep both processes busy at the same time
+        time.sleep(0.03)  # keep both processes busy at the same time
         return Response("", status=204)
 
     httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
@@ -207,14 +207,26 @@ async def test_two_worker_processes_share_the_queue(client, auth, httpserver, db
         "BEACON_ALLOW_PRIVATE_DESTINATIONS": "true",
         "BEACON_DATA_DIR": str(local_settings.data_dir),
     }
+    # Each process says when it has imported everything, then waits for "go": both start sending at the same
+    # moment (on a loaded machine one process' start-up can otherwise outlast the other's whole run).
     code = (
-        "import asyncio; from app.settings import Settings; from app.deliveries.worker import run_until_idle; "
+        "import asyncio, sys; from app.settings import Settings; from app.deliveries.worker import run_until_idle; "
+        "print('ready', flush=True); sys.stdin.readline(); "
         "print(asyncio.run(run_until_idle(Settings.from_env())))"
     )
     procs = [
-        await asyncio.create_subprocess_exec(sys.executable, "-c", code, env=env, stdout=asyncio.subprocess.PIPE)
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", code, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
         for _ in range(processes)
     ]
+    for p in procs:
+        assert p.stdout is not None
+        assert (await asyncio.wait_for(p.stdout.readline(), timeout=60)).strip() == b"ready"
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write(b"go\n")
+        await p.stdin.drain()
     outputs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in procs)), timeout=90)
     assert all(p.returncode == 0 for p in procs)
     counts = [int(out.strip().splitlines()[-1]) for out, _ in outputs]
