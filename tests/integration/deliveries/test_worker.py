@@ -206,6 +206,10 @@ async def test_two_worker_processes_share_the_queue(client, auth, httpserver, db
         "BEACON_SECRET_KEY": local_settings.secret_key or "",
         "BEACON_ALLOW_PRIVATE_DESTINATIONS": "true",
         "BEACON_DATA_DIR": str(local_settings.data_dir),
+        # One send at a time per process: a claim takes two stream heads, not all six, so the other process finds
+        # heads to take (with the defaults one process claims every head at once and may well send all 60).
+        "BEACON_DELIVERY_CONCURRENCY": "1",
+        "BEACON_DELIVERY_PER_DESTINATION": "1",
     }
     # Each process says when it has imported everything, then waits for "go": both start sending at the same
     # moment (on a loaded machine one process' start-up can otherwise outlast the other's whole run).
