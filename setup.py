@@ -5,6 +5,10 @@ render; `app.settings` looks for them in either place. tests/packaging/test_whee
 from setuptools import Extension, find_namespace_packages, setup
 
 packages = find_namespace_packages(include=["app*", "adapters*"])
+# The client (client/, a distribution of its own: `pip install ./client`) ships in Beacon's wheel too: the server
+# reads the notations it shares with the client (beacon_client.notation) from there, and `beacon` offers the
+# client's commands. One copy of the source, installed by either distribution.
+client = find_namespace_packages(where="client", include=["beacon_client*"])
 # Subfolders of migrations/ and templates/ are listed too: package data of a folder setuptools does not know as a
 # package would be left out (or warned about).
 shipped = {"app.migrations": "migrations", "app.templates": "templates"}
@@ -23,9 +27,10 @@ setup(
             "app.shippers.otlp._otlpfast", ["app/shippers/otlp/_otlpfast.c"], extra_compile_args=["-O2"], optional=True
         ),
     ],
-    packages=[*packages, *shipped],
-    package_dir=shipped,
+    packages=[*packages, *client, *shipped],
+    package_dir={"beacon_client": "client/beacon_client", **shipped},
     package_data={
+        "beacon_client": ["py.typed"],
         "app.migrations": ["script.py.mako"],
         "app.ui.static": ["*"],
         "app.ui.static.swagger-ui": ["*"],  # Swagger UI's files, vendored: /docs works offline

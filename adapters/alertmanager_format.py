@@ -11,9 +11,10 @@ from typing import Any
 
 import msgspec
 
-from adapters.base import Event, GroupAlert
-from app.routing.labels import describe, fingerprint
+from adapters.contract import Event, GroupAlert
+from app.routing.labels import fingerprint
 from app.timefmt import GO_ZERO_TIME
+from beacon_client.notation.labels import describe
 
 
 def alertmanager_body(event: Event, *, receiver: str, external_url: str, max_alerts: int = 0) -> dict[str, Any]:

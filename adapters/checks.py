@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 import httpx
 from email_validator import EmailNotValidError, validate_email
 
-from adapters.base import ConfigError
+from adapters.contract import ConfigError
 
 MAX_URL_LENGTH = 2048
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from adapters.base import AlertGroup, Event, GroupAlert, RecentChange
-from adapters.templating import number, oneline, truncate_chars
-
-if TYPE_CHECKING:
-    from app.settings import Settings
+from adapters.contract import AdapterSettings, AlertGroup, Event, GroupAlert, RecentChange
+from adapters.limits import truncate_chars
+from adapters.templating import number, oneline
 
 OPERATOR_WORDS = {
     "above": "above",
@@ -194,7 +192,7 @@ def changes_context(event: Event) -> dict[str, Any]:
     }
 
 
-def template_context(event: Event, settings: Settings) -> dict[str, Any]:
+def template_context(event: Event, settings: AdapterSettings) -> dict[str, Any]:
     colour = COLOURS.get(event.kind, "#4A90E2")
     return {
         **group_context(event),

@@ -19,8 +19,9 @@ from typing import Annotated
 import aiosmtplib
 import msgspec
 
-from adapters.base import Adapter, AdapterConfig, DeliveryResult, Event, Message
+from adapters.base import Adapter
 from adapters.checks import check_email
+from adapters.contract import AdapterConfig, DeliveryResult, Event, Message
 from adapters.redaction import MIN_PART
 
 MAX_ADDRESSES = 50

@@ -18,8 +18,9 @@ import msgspec
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
-from adapters.base import MASK, DeliveryResult
+from adapters.contract import DeliveryResult
 from adapters.guard import DestinationGuard, DestinationRefused, Unresolvable, literal_address
+from adapters.redaction import MASK
 from adapters.redaction import redact as redact  # what every outcome's detail is masked with
 
 USER_AGENT = "Beacon-Notifier/1.0"

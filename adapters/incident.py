@@ -6,8 +6,9 @@ from typing import Annotated, TypeVar
 
 import msgspec
 
-from adapters.base import Adapter, AdapterConfig, ConfigError, Secret
+from adapters.base import Adapter
 from adapters.checks import key_target
+from adapters.contract import AdapterConfig, ConfigError, Secret
 
 IntegrationKey = Annotated[Secret, msgspec.Meta(min_length=1, max_length=256)]
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from adapters.base import DeliveryResult, Event, Message
+from adapters.contract import DeliveryResult, Event, Message
 from adapters.incident import IncidentAdapter, IncidentConfig
-from adapters.templating import truncate_chars
-
-SUMMARY_LIMIT = 1024
 
 
 class IncidentAConfig(IncidentConfig):
@@ -17,13 +14,12 @@ class IncidentA(IncidentAdapter[IncidentAConfig]):
     type = "incident_a"
     Config = IncidentAConfig
     description = "Incident paging A (PagerDuty-style Events API v2)"
+    text_limits = {"payload.summary": 1024}
 
     def render(self, event: Event) -> Message:
         trigger = self.template_name(event, "trigger.json.j2", "group_trigger.json.j2")
         name = "resolve.json.j2" if event.kind == "resolved" else trigger
         payload = self.templates.json(name, routing_key=self.config.integration_key, **self.template_context(event))
-        if isinstance(payload.get("payload"), dict) and isinstance(payload["payload"].get("summary"), str):
-            payload["payload"]["summary"] = truncate_chars(payload["payload"]["summary"], SUMMARY_LIMIT)
         return Message(payload=payload, action=str(payload.get("event_action", "trigger")))
 
     async def send(self, message: Message) -> DeliveryResult:

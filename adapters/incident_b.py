@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from adapters.base import DeliveryResult, Event, Message
+from adapters.contract import DeliveryResult, Event, Message
 from adapters.incident import IncidentAdapter, IncidentConfig
-from adapters.templating import truncate_chars
-
-LIMITS = {"message": 130, "alias": 512, "description": 15000, "entity": 512}
 
 
 class IncidentBConfig(IncidentConfig):
@@ -19,6 +16,7 @@ class IncidentB(IncidentAdapter[IncidentBConfig]):
     type = "incident_b"
     Config = IncidentBConfig
     description = "Incident paging B (Opsgenie-style alerts API)"
+    text_limits = {"message": 130, "alias": 512, "description": 15000, "entity": 512}
 
     def render(self, event: Event) -> Message:
         context = self.template_context(event)
@@ -26,11 +24,7 @@ class IncidentB(IncidentAdapter[IncidentBConfig]):
             payload = self.templates.json("close.json.j2", **context)
             return Message(payload=payload, action="close", meta={"alias": context["incident_key"]})
         create = self.template_name(event, "create.json.j2", "group_create.json.j2")
-        payload = self.templates.json(create, **context)
-        for key, limit in LIMITS.items():
-            if isinstance(payload.get(key), str):
-                payload[key] = truncate_chars(payload[key], limit)
-        return Message(payload=payload, action="create")
+        return Message(payload=self.templates.json(create, **context), action="create")
 
     async def send(self, message: Message) -> DeliveryResult:
         base = self.context.settings.incident_b_url

@@ -20,8 +20,9 @@ from jinja2 import FileSystemLoader, StrictUndefined, TemplateError, TemplateSyn
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
-from adapters.base import Adapter, TemplateFailure
-from app.settings import TEMPLATES_DIR  # templates/ in a checkout, app/templates/ in a wheel
+from adapters.contract import TemplateFailure
+from adapters.limits import truncate_chars
+from app.shipped import TEMPLATES_DIR  # templates/ in a checkout, app/templates/ in a wheel
 
 SHARED_DIR = TEMPLATES_DIR / "_shared"
 
@@ -33,11 +34,6 @@ _JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 def to_json(value: Any) -> Markup:
     # Markup: already safe text for the template; the encoder escapes quotes, newlines and control characters.
     return Markup(_JSON.encode(value))
-
-
-def truncate_chars(value: Any, limit: int, end: str = "…") -> str:
-    text = "" if value is None else str(value)
-    return text if len(text) <= limit else text[: max(limit - len(end), 0)] + end
 
 
 def plain(value: Any) -> str:
@@ -104,12 +100,12 @@ def _short_name(filename: str) -> str:
         return path.name
 
 
-_BY_TYPE: weakref.WeakKeyDictionary[type[Adapter[Any]], Templates] = weakref.WeakKeyDictionary()
+_BY_TYPE: weakref.WeakKeyDictionary[type, Templates] = weakref.WeakKeyDictionary()
 
 
-def templates_of(adapter_cls: type[Adapter[Any]]) -> Templates:
+def templates_of(adapter_cls: Any) -> Templates:
     """An adapter type's (stateless) Templates, made once per process: its `templates_dir`, else
-    `templates/<type>/`."""
+    `templates/<type>/` (`adapter_cls`: an adapters.base.Adapter subclass)."""
     found = _BY_TYPE.get(adapter_cls)
     if found is None:
         found = _BY_TYPE[adapter_cls] = Templates(adapter_cls.templates_dir or TEMPLATES_DIR / adapter_cls.type)

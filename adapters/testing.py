@@ -31,9 +31,10 @@ from urllib.parse import quote, unquote
 
 import msgspec
 
-from adapters.base import (
-    Adapter,
+from adapters.base import Adapter
+from adapters.contract import (
     AdapterContext,
+    AdapterSettings,
     AlertGroup,
     ConfigError,
     DeliveryResult,
@@ -45,7 +46,6 @@ from adapters.base import (
 from adapters.guard import DestinationGuard
 from adapters.http import HttpSender
 from adapters.redaction import secret_parts
-from app.settings import Settings
 
 HOSTILE_TEXT = "Quote \" apostrophe ' back\\slash\nnew line\ttab {{ 7*7 }} {% if %} <script>alert(1)</script> & ünï 🚨"
 
@@ -187,12 +187,11 @@ def hostile_event() -> Event:
 
 
 def context(
-    settings: Settings | None = None, *, message_id: str = "dlv_kit", signing_secrets: tuple[str, ...] = ()
+    settings: AdapterSettings | None = None, *, message_id: str = "dlv_kit", signing_secrets: tuple[str, ...] = ()
 ) -> AdapterContext:
     """A context for tests: loopback destinations allowed (the kit's servers run there)."""
-    settings = settings or Settings(allow_private_destinations=True)
     return AdapterContext(
-        settings=settings,
+        settings=settings or AdapterSettings(),
         http=HttpSender(DestinationGuard(allow_private=True), timeout=5.0),
         message_id=message_id,
         signing_secrets=signing_secrets,
@@ -380,7 +379,7 @@ def check_retry_classification(
     adapter_cls: type[Adapter[Any]],
     config_for: Callable[[str], Mapping[str, Any]],
     *,
-    settings_for: Callable[[str], Settings] | None = None,
+    settings_for: Callable[[str], AdapterSettings] | None = None,
     signing_secrets: tuple[str, ...] = (),
 ) -> Any:
     """Send to a local server answering each status of EXPECTED, then to a closed port; check every
@@ -401,14 +400,13 @@ async def _retry_classification(
     adapter_cls: type[Adapter[Any]],
     config_for: Callable[[str], Mapping[str, Any]],
     *,
-    settings_for: Callable[[str], Settings] | None,
+    settings_for: Callable[[str], AdapterSettings] | None,
     signing_secrets: tuple[str, ...],
 ) -> list[DeliveryResult]:
     results: list[DeliveryResult] = []
     async with LocalServer() as server:
         for base, expect_status in ((server.base_url, True), (f"http://127.0.0.1:{closed_port()}", False)):
-            settings = settings_for(base) if settings_for else Settings(allow_private_destinations=True)
-            ctx = context(settings, signing_secrets=signing_secrets)
+            ctx = context(settings_for(base) if settings_for else None, signing_secrets=signing_secrets)
             instance = adapter_cls(adapter_cls.validate(config_for(base)), ctx)
             try:
                 cases = EXPECTED if expect_status else [(Reply(0), False, True, None)]
@@ -428,5 +426,6 @@ async def _retry_classification(
     return results
 
 
-def settings_with(**changes: Any) -> Settings:
-    return replace(Settings(allow_private_destinations=True), **changes)
+def settings_with(**changes: Any) -> AdapterSettings:
+    """The settings adapters see, with `changes` (the SMTP relay, the incident services' URLs, …)."""
+    return replace(AdapterSettings(), **changes)

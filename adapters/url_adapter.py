@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 from typing import ClassVar, TypeVar
 
-from adapters.base import Adapter, AdapterConfig, DeliveryResult, Event, Message, Secret
+from adapters.base import Adapter
 from adapters.checks import check_http_url, url_target
+from adapters.contract import AdapterConfig, DeliveryResult, Event, Message, Secret
 
 
 class UrlConfig(AdapterConfig):

@@ -14,7 +14,7 @@ from typing import Literal
 import msgspec
 
 from adapters.alertmanager_format import alertmanager_body
-from adapters.base import ConfigError, DeliveryResult, Event, Message, Secret
+from adapters.contract import ConfigError, DeliveryResult, Event, Message, Secret
 from adapters.url_adapter import UrlAdapter, UrlConfig
 
 SECRET_PREFIX = "whsec_"

@@ -1,4 +1,12 @@
-"""Which datasets a request may touch: decided here, once, for every area.
+"""What a token may do: the scopes a route needs, and which datasets a request may touch, decided here, once,
+for every area.
+
+Scopes: a route, of the API or of the console, declares what it needs as its `opt=requires(scope, ...)` (every
+scope named, and with `unlimited=WHAT` a token limited to no dataset), and one guard checks it before the work:
+`admit`, called by the API's auth middleware (a route of the API that declares nothing needs `*`) and by the
+console's guard (app/ui/guard.py). `may` answers the same question without refusing (a page shows a button only
+when the route behind it would admit the token). A rule that depends on the request's body is checked with
+`admit` too, by the handler once it knows (a real evaluation of a monitor needs `monitors:write`).
 
 A token may be limited to a list of datasets (`Principal.datasets`; None: every dataset). A limited token then
 sees and touches nothing of any other dataset, whatever its scopes: events, queries and exports, dataset
@@ -30,9 +38,9 @@ What belongs to a dataset:
 Shared configuration — the routing document (routes, receivers' notifier names) and notifiers — belongs to no
 dataset and every dataset's alerts depend on it: a limited token with the read scope reads it (a notifier's name,
 type and target; never its config), and changes none of it, through any route or page. A route that changes it
-declares `opt=requires(scope, shared=WHAT)`, and the auth middleware refuses a limited token before any work
-(`refuse_limited`): creating, changing, muting, rotating the secret of, deleting or sending a test message to a
-notifier (another dataset's pager would otherwise be redirected to the token's owner, or paged at will).
+declares `opt=requires(scope, unlimited=WHAT)`, and a limited token is refused before any work: creating,
+changing, muting, rotating the secret of, deleting or sending a test message to a notifier (another dataset's
+pager would otherwise be redirected to the token's owner, or paged at will).
 
 Importing an Alertmanager configuration (`POST /v1/routing/import`) writes both the routing document and
 notifiers: it needs both write scopes (`IMPORT_SCOPES`) and a token limited to no dataset, even for a dry run
@@ -56,28 +64,110 @@ the reader may see, the annotations rule above (`changes_audience`):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, exists, or_, select, true
 from sqlalchemy.orm import InstrumentedAttribute
 
+from app.auth import Principal
 from app.db.annotation import Annotation
 from app.db.delivery import Delivery
 from app.db.monitor import Monitor
 from app.errors import BeaconError
 from app.routing.matchers import Matcher
 
-if TYPE_CHECKING:  # app.auth's middleware applies `refuse_limited`: imported for annotations only
-    from app.auth import Principal
+
+@dataclass(frozen=True)
+class Requirement:
+    """What a route needs of a token: every scope of `scopes`; and, when `unlimited` names what the route changes
+    (shared configuration, things of every dataset), a token limited to no dataset."""
+
+    scopes: tuple[str, ...]
+    unlimited: str | None = None
+
+
+REQUIREMENT = "requires"  # the key of a route's `opt`
+EVERYTHING = Requirement(("*",))  # an API route that declares nothing
+
+
+def requires(*scopes: str, unlimited: str | None = None) -> dict[str, Requirement]:
+    """A route's `opt` (API and console alike): the scopes it needs and, with `unlimited` naming what it changes
+    (e.g. NOTIFIERS), that a token limited to datasets is refused; checked before the work (`admit`)."""
+    return {REQUIREMENT: Requirement(scopes, unlimited)}
+
+
+def requirement_of(opt: Mapping[str, Any]) -> Requirement:
+    found = opt.get(REQUIREMENT, EVERYTHING)
+    assert isinstance(found, Requirement), found
+    return found
+
+
+def admit(who: Principal, opt: Mapping[str, Any]) -> None:
+    """The one guard: 403 insufficient_scope unless `who` meets the route's requirement (`opt`, as `requires`
+    makes it; `*` when it declares none), naming the first scope missing, or what a limited token cannot change."""
+    need = requirement_of(opt)
+    for scope in need.scopes:
+        if not who.has_scope(scope):
+            raise BeaconError("insufficient_scope", f"This request needs a token with the `{scope}` scope.")
+    if need.unlimited is not None:
+        require_unlimited(who, need.unlimited)
+
+
+def may(who: Principal, opt: Mapping[str, Any]) -> bool:
+    """Whether `admit` would let `who` through (a page shows a button only when its route would)."""
+    need = requirement_of(opt)
+    return all(who.has_scope(scope) for scope in need.scopes) and (need.unlimited is None or unlimited(who))
+
 
 IMPORT_SCOPES = ("routing:write", "notifiers:write")
+
+
+def unlimited(who: Principal) -> bool:
+    """Whether the token is limited to no dataset (it sees and may change what belongs to every dataset)."""
+    return who.datasets is None
+
+
+def unrestricted(who: Principal) -> bool:
+    """`*` over every dataset: the only kind of token that sees tokens it did not issue."""
+    return "*" in who.scopes and unlimited(who)
+
+
+def may_use_dataset(who: Principal, name: str) -> bool:
+    return who.datasets is None or name in who.datasets
+
+
+def require_dataset(who: Principal, name: str) -> None:
+    """403 when the request names a dataset the token may not use (whether it exists or not)."""
+    if not may_use_dataset(who, name):
+        raise BeaconError("insufficient_scope", f"This token is not allowed to use the dataset {name!r}.")
 
 
 def require_datasets(who: Principal, names: Iterable[str]) -> None:
     """403 for the first dataset, named in the request, that the token may not use."""
     for name in names:
-        who.require_dataset(name)
+        require_dataset(who, name)
+
+
+def require_issuable(issuer: Principal, datasets: Iterable[str] | None) -> None:
+    """A token limited to datasets issues only tokens limited to some of them (None: every dataset)."""
+    if issuer.datasets is not None and (not datasets or not set(datasets) <= set(issuer.datasets)):
+        raise BeaconError(
+            "insufficient_scope", "A token limited to datasets can only issue tokens limited to those datasets."
+        )
+
+
+def unnamed_annotation_datasets(who: Principal) -> list[str]:
+    """Where an annotation that names no dataset goes (a deploy marker): environment-wide for an unlimited token;
+    a dataset-limited token's own datasets otherwise (it may not write environment-wide annotations)."""
+    return list(who.datasets) if who.datasets is not None else []
+
+
+def list_scope(who: Principal, kind: str) -> str:
+    """The scope of a list's cursors (valid only for the list they came from): `kind`, and the token's datasets
+    when it is limited to some, since they decide what the list holds."""
+    return kind if who.datasets is None else f"{kind}:{','.join(sorted(who.datasets))}"
 
 
 def dataset_filter(who: Principal, column: InstrumentedAttribute[str]) -> ColumnElement[bool]:
@@ -137,21 +227,11 @@ ROUTED_GROUP_AUDIENCE: tuple[str, ...] | None = None
 def require_unlimited(who: Principal, what: str) -> None:
     """For what concerns every dataset (external alerts, silences, the routing document, notifiers): 403 for a
     token limited to datasets."""
-    refuse_limited(who.datasets, what)
-
-
-def refuse_limited(datasets: tuple[str, ...] | None, what: str) -> None:
-    if datasets is not None:
+    if not unlimited(who):
         raise BeaconError("insufficient_scope", f"A token limited to datasets cannot change {what}.")
 
 
 NOTIFIERS = "notifiers (shared configuration: other datasets' monitors send through them)"
-
-
-def requires(scope: str, *, shared: str | None = None) -> dict[str, str]:
-    """A route's `opt`: the scope it needs and, when it changes shared configuration (`shared` names it, e.g.
-    NOTIFIERS), that a token limited to datasets is refused; the auth middleware checks both before the work."""
-    return {"scope": scope} if shared is None else {"scope": scope, "shared": shared}
 
 
 def alert_clause(who: Principal, param: int) -> tuple[str, list[Any]]:

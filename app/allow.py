@@ -2,7 +2,7 @@
 
 Litestar answers OPTIONS with the `Allow` of one handler's route, so a path served by several handlers (a
 controller's GET and POST on one path) advertised one method besides OPTIONS. RFC 9110 and the OpenAPI document
-(checked by schemathesis) want them all; the 405 answer already lists them all (app/errors.py).
+(checked by schemathesis) want them all; the 405 answer already lists them all (app/http_errors.py).
 """
 
 from __future__ import annotations
@@ -17,12 +17,9 @@ _TYPED = re.compile(r"\{(\w+):\w+\}")
 
 
 def _methods_by_path(app: Any) -> dict[str, list[str]]:
-    """Path template (`/v1/annotations/{annotation_id}`) -> methods, made once per app."""
-    table: dict[str, list[str]] | None = app.state.get("allow_table")
-    if table is None:
-        table = {_TYPED.sub(r"{\1}", path): list(m) for path, m in app.route_handler_method_map.items()}
-        app.state.allow_table = table
-    return table
+    """Path template (`/v1/annotations/{annotation_id}`) -> methods: made per OPTIONS request, which are few, so
+    that the app holds no state of its own beside `Services` (app/services.py)."""
+    return {_TYPED.sub(r"{\1}", path): list(m) for path, m in app.route_handler_method_map.items()}
 
 
 async def complete_allow(message: Message, scope: Scope) -> None:

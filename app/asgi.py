@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 
 from litestar import Litestar
@@ -13,26 +13,29 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
+from adapters.guard import DestinationGuard, Resolve
 from adapters.http import HttpSender
 from app.allow import complete_allow
 from app.amapi.controllers import amapi_router
 from app.annotations.controllers import AnnotationController
-from app.auth import AuthMiddleware
+from app.auth_middleware import AuthMiddleware
 from app.datasets.controllers import DatasetController
 from app.db.embedded import with_database
 from app.db.engine import make_engine, make_sessionmaker
 from app.db.reads import open_read_pool
 from app.deliveries.controllers import DeliveryController, NotifierDeliveryController
 from app.deliveries.sending import DeliveryEnv
+from app.deliveries.worker import Dispatcher
 from app.deliveries.worker import serve as serve_deliveries
-from app.deliveries.worker import stop_dispatcher
 from app.deploymarkers.grafana import grafana_router
 from app.deploymarkers.honeycomb import honeycomb_router
 from app.deploymarkers.pagerduty import pagerduty_router
 from app.deps import provide_codec, provide_session
-from app.errors import exception_handlers
+from app.error_shapes import ShapedPaths
 from app.gctune import settle_heap
+from app.http_errors import exception_handlers
 from app.ingest.controllers import ingest
+from app.ingest.service import IngestCaches
 from app.inputs import refuse_unstorable_text
 from app.known_tokens import KnownTokens
 from app.logs import configure_logging
@@ -47,13 +50,14 @@ from app.pagination import CursorCodec
 from app.query.controllers import QueryController
 from app.query.slots import QuerySlots
 from app.ratelimit import RateLimiter
-from app.request_bodies import BodyBudget, BodyGuard, BodyLimits
+from app.request_bodies import BodyGuard, BodyLimits
 from app.request_ids import add_response_headers
 from app.request_log import observe
 from app.routing.controllers import AlertController, RoutingController, SilenceController
 from app.routing.env import Counters, RoutingEnv
 from app.routing.jobs import Router
 from app.scheduler import start_scheduler
+from app.services import Services, provide_services
 from app.settings import Settings
 from app.shippers import routes as shippers
 from app.system.controllers import api_reference, error_docs, front_door, healthz, metrics, readyz
@@ -122,58 +126,107 @@ def ui_pages() -> list[ControllerRouterHandler]:
     ]
 
 
-def create_app(settings: Settings) -> Litestar:
-    settings = with_database(settings).with_secret_key()
+@asynccontextmanager
+async def open_services(
+    settings: Settings,
+    *,
+    error_shapes: ShapedPaths = (),
+    resolve: Resolve | None = None,
+    guard: DestinationGuard | None = None,
+) -> AsyncIterator[Services]:
+    """Everything the running process holds, built at start-up and closed at shutdown: pools, environments, the
+    delivery dispatcher and the router (which run only with the scheduler), the per-process caches and limits.
+    `resolve`: the DNS of the private-network guard (tests pass one that asks no name server); `guard`: the guard
+    itself, instead (the fuzz run's, loopback only)."""
     assert settings.database_url is not None and settings.secret_key is not None
+    metrics = Metrics()
+    engine = make_engine(settings.database_url)
+    read_pool = await open_read_pool(settings.database_url)
+    query_pool = await open_read_pool(
+        settings.database_url, statement_timeout=settings.query_timeout_seconds, application_name="beacon-queries"
+    )
+    notifier_env = build_notifier_env(settings, resolve=resolve, guard=guard)
+    sessionmaker = make_sessionmaker(engine)
+    http = HttpSender(notifier_env.guard, timeout=settings.http_timeout_seconds)
+    delivery_env = DeliveryEnv(settings, notifier_env, http, sessionmaker, metrics=metrics)
+    dispatcher = Dispatcher(delivery_env)
+    routing_env = RoutingEnv(delivery_env, counters=Counters(metrics))
+    if settings.run_scheduler:
+        routing_env.router = Router(routing_env, on_queued=functools.partial(serve_deliveries, dispatcher))
+    services = Services(
+        settings=settings,
+        metrics=metrics,
+        started_at=utcnow(),
+        engine=engine,
+        sessionmaker=sessionmaker,
+        read_pool=read_pool,
+        query_pool=query_pool,
+        notifier_env=notifier_env,
+        delivery_env=delivery_env,
+        routing_env=routing_env,
+        dispatcher=dispatcher,
+        ingest_caches=IngestCaches(),
+        rate_limiter=RateLimiter(settings),
+        query_slots=QuerySlots(settings.query_concurrency_per_token, settings.query_queue_per_token),
+        known_tokens=KnownTokens(),
+        cursor_codec=CursorCodec(settings.secret_key),
+        error_shapes=error_shapes,
+    )
+    try:
+        yield services
+    finally:
+        if routing_env.router is not None:
+            await routing_env.router.stop()
+        await dispatcher.stop(grace=settings.http_timeout_seconds + 1)
+        await http.aclose()
+        await services.rate_limiter.close()
+        await query_pool.close()
+        await read_pool.close()
+        await engine.dispose()
+
+
+def create_app(
+    settings: Settings, *, resolve: Resolve | None = None, guard: DestinationGuard | None = None
+) -> Litestar:
+    """The app on `settings`; `resolve`: the DNS its notifications use (the system's when None); `guard`: their
+    private-network guard, when the caller makes its own."""
+    settings = with_database(settings).with_secret_key()
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncGenerator[None, None]:
-        engine = make_engine(settings.database_url or "")
-        app.state.engine = engine
-        read_pool = await open_read_pool(settings.database_url or "")
-        app.state.read_pool = read_pool
-        query_pool = await open_read_pool(
-            settings.database_url or "",
-            statement_timeout=settings.query_timeout_seconds,
-            application_name="beacon-queries",
-        )
-        app.state.query_pool = query_pool
-        app.state.sessionmaker = make_sessionmaker(engine)
-        http = HttpSender(app.state.notifier_env.guard, timeout=settings.http_timeout_seconds)
-        app.state.delivery_env = DeliveryEnv(
-            settings, app.state.notifier_env, http, app.state.sessionmaker, metrics=app.state.metrics
-        )
-        app.state.routing_env = RoutingEnv(app.state.delivery_env, counters=Counters(app.state.metrics))
-        if settings.run_scheduler:
-            app.state.routing_env.router = Router(
-                app.state.routing_env, on_queued=functools.partial(serve_deliveries, app.state)
-            )
-        scheduler = start_scheduler(app, settings) if settings.run_scheduler else None
-        if scheduler is not None:
-            serve_deliveries(app.state)
-        try:
-            yield
-        finally:
+        async with open_services(
+            settings, error_shapes=shippers.error_shapes(), resolve=resolve, guard=guard
+        ) as services:
+            app.state.services = services
+            scheduler = start_scheduler(services) if settings.run_scheduler else None
             if scheduler is not None:
-                scheduler.shutdown(wait=False)
-            if app.state.routing_env.router is not None:
-                await app.state.routing_env.router.stop()
-            await stop_dispatcher(app.state, grace=settings.http_timeout_seconds + 1)
-            await http.aclose()
-            await app.state.rate_limiter.close()
-            await query_pool.close()
-            await read_pool.close()
-            await engine.dispose()
+                serve_deliveries(services.dispatcher)
+            try:
+                yield
+            finally:
+                if scheduler is not None:
+                    scheduler.shutdown(wait=False)
 
     app = Litestar(
         route_handlers=[*route_handlers(), ui_router(settings, ui_pages())],
         lifespan=[lifespan],
+        # The one way handlers reach the process's parts: `services`, and what is made of it per request.
         dependencies={
+            "services": Provide(provide_services, sync_to_thread=False),
             "db": Provide(provide_session),
             "codec": Provide(provide_codec, sync_to_thread=False),
         },
         # BodyGuard first: it times every body out, and counts the bytes held until the request ends.
-        middleware=[BodyGuard(), AuthMiddleware()],
+        middleware=[
+            BodyGuard(
+                BodyLimits(
+                    idle_seconds=settings.body_idle_timeout_seconds,
+                    total_seconds=settings.body_timeout_seconds,
+                    buffer_bytes=settings.body_buffer_bytes,
+                )
+            ),
+            AuthMiddleware(),
+        ],
         exception_handlers=exception_handlers(),
         before_request=refuse_unstorable_text,
         before_send=[add_response_headers, complete_allow],
@@ -195,21 +248,6 @@ def create_app(settings: Settings) -> Litestar:
     )
     document_errors(app)
     observe(app)
-    app.state.metrics = Metrics()
-    app.state.settings = settings
-    app.state.error_shapes = shippers.error_shapes()
-    app.state.started_at = utcnow()  # /api/v2/status's uptime
-    app.state.rate_limiter = RateLimiter(settings)
-    app.state.body_limits = BodyLimits(
-        idle_seconds=settings.body_idle_timeout_seconds,
-        total_seconds=settings.body_timeout_seconds,
-        buffer_bytes=settings.body_buffer_bytes,
-    )
-    app.state.body_budget = BodyBudget(settings.body_buffer_bytes)
-    app.state.query_slots = QuerySlots(settings.query_concurrency_per_token, settings.query_queue_per_token)
-    app.state.known_tokens = KnownTokens()
-    app.state.cursor_codec = CursorCodec(settings.secret_key)
-    app.state.notifier_env = build_notifier_env(settings)
     return app
 
 

@@ -1,4 +1,4 @@
-"""The `beacon` command: serve and migrate; tokens in `app.cli_tokens`; the client commands in `app.cli_client`.
+"""The `beacon` command: serve and migrate; tokens in `app.cli_tokens`; the client commands in `beacon_client.cli`.
 
 Start-up time matters (`beacon --help`, a `beacon query` in a loop): this module and the command modules import
 only click at the top; each command imports what it uses when it runs (the server side pulls in Litestar,
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.cli_client import register as register_client_commands
 from app.cli_db import command_settings as _settings
 from app.cli_db import run_db as _run_db
 from app.cli_dev import dev
 from app.cli_tokens import tokens_group
 from app.plugin_scaffold import plugin
+from beacon_client.cli import register as register_client_commands
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -50,13 +50,48 @@ def main() -> None:
 
 
 @main.command()
-def migrate() -> None:
-    """Apply the database migrations."""
+@click.option(
+    "--distributed",
+    is_flag=True,
+    help="Then apply the plan for Citus (docs/scaling.md): distributed, reference and local tables, settings.",
+)
+@click.option("--print", "print_only", is_flag=True, help="With --distributed: print the plan's SQL, change nothing.")
+@click.option("--coordinator", metavar="HOST[:PORT]", help="With --distributed: register this host as the coordinator.")
+@click.option(
+    "--worker", "workers", metavar="HOST[:PORT]", multiple=True, help="With --distributed: add this worker node."
+)
+def migrate(distributed: bool, print_only: bool, coordinator: str | None, workers: tuple[str, ...]) -> None:
+    """Apply the database migrations (and, with --distributed, the Citus plan)."""
+    if (print_only or coordinator or workers) and not distributed:
+        raise click.UsageError("--print, --coordinator and --worker go with --distributed")
+    if distributed:
+        from app.db.citus_plan import parse_node, plan_sql, plan_statements
+
+        try:
+            nodes = (parse_node(coordinator) if coordinator else None, [parse_node(w) for w in workers])
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+        if print_only:
+            click.echo(plan_sql(*nodes), nl=False)
+            return
     from app.db.migrate import upgrade
 
     settings = _settings()
-    upgrade(settings.database_url or "")
+    url = settings.database_url or ""
+    if distributed:
+        import asyncio
+
+        from app.db.distribute import NotDistributable, apply_plan, citus_version
+
+        try:
+            version = asyncio.run(citus_version(url))  # before the migrations: without citus, nothing changes
+        except NotDistributable as exc:
+            raise click.ClickException(str(exc)) from None
+    upgrade(url)
     click.echo("migrations applied")
+    if distributed:
+        asyncio.run(apply_plan(url, plan_statements(*nodes)))
+        click.echo(f"Citus plan applied (citus {version}); `beacon migrate --distributed --print` shows it")
 
 
 # Connections one serve process may open at most (docs/scaling.md): requests and jobs 20, token checks and the
@@ -112,7 +147,8 @@ def serve(host: str, port: int, workers: int | None, dev: bool) -> None:
     """Run the API, the monitor loop and the delivery worker.
 
     With several processes, each runs the API and every background job: they claim their work with FOR UPDATE
-    SKIP LOCKED (retention takes an advisory lock), so the work is shared and nothing is done twice.
+    SKIP LOCKED or advisory try-locks (monitors; retention takes an advisory lock), so the work is shared and
+    nothing is done twice.
     """
     import uvicorn
 

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from app.cli_client.common import DEFAULT_URL
-from app.cli_client.durations import DURATION
+from beacon_client.cli.common import DEFAULT_URL
+from beacon_client.cli.durations import DURATION
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
-    from app.client import Client
     from app.tokens.service import TokenOut
+    from beacon_client import Client
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,7 +59,7 @@ def _direct() -> bool:
 
 
 def _client(url: str, token: str) -> Client:
-    from app.cli_client.common import make_client
+    from beacon_client.cli.common import make_client
 
     return make_client(url, token)
 
@@ -108,7 +108,7 @@ def tokens_create(
     if _direct():
         created: Any = _direct_create(name, wanted, list(datasets) or None, expires_at)
     else:
-        from app.cli_client.common import reporting
+        from beacon_client.cli.common import reporting
 
         with reporting(url), _client(url, token or "") as client:
             created = client.create_token(name, wanted, datasets=list(datasets) or None, expires_at=expires_at)
@@ -124,7 +124,7 @@ def tokens_list(url: str, token: str | None) -> None:
         for t in _direct_list():
             click.echo(_line(t.id, t.name, t.scopes, t.datasets, t.expires_at, t.revoked_at))
         return
-    from app.cli_client.common import reporting
+    from beacon_client.cli.common import reporting
 
     with reporting(url), _client(url, token or "") as client:
         found = sorted(client.iterate(client.list_tokens, limit=100), key=lambda t: (t.created_at, t.id))
@@ -143,7 +143,7 @@ def tokens_revoke(token_id: str, url: str, token: str | None) -> None:
 
         run_db(command_settings(), lambda s: tokens.revoke_token(s, token_id))
     else:
-        from app.cli_client.common import reporting
+        from beacon_client.cli.common import reporting
 
         with reporting(url), _client(url, token or "") as client:
             client.revoke_token(token_id)

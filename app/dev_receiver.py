@@ -33,8 +33,8 @@ class Receiver(BaseHTTPRequestHandler):
     server_version = "beacon-dev-receiver"
 
     def do_POST(self) -> None:
-        from app.client.errors import WebhookVerificationError
-        from app.client.webhooks import verify_webhook
+        from beacon_client.errors import WebhookVerificationError
+        from beacon_client.webhooks import verify_webhook
 
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY:

@@ -6,29 +6,11 @@ Every error the app can produce, including Litestar's own 404/405/validation/500
 
 from __future__ import annotations
 
-import logging
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg
 import msgspec
-from litestar import Request, Response
-from litestar.exceptions import (
-    ClientException,
-    HTTPException,
-    MethodNotAllowedException,
-    NotFoundException,
-    SerializationException,
-    ValidationException,
-)
-from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeoutError
-
-from app.request_ids import request_id_for
-
-log = logging.getLogger("beacon.errors")
 
 
 @dataclass(frozen=True)
@@ -156,7 +138,8 @@ class ErrorEnvelope(msgspec.Struct):
 
 
 class BeaconError(Exception):
-    """A domain error with a code from `ERRORS`; raised anywhere, rendered once by the handler map."""
+    """A domain error with a code from `ERRORS`; raised anywhere, rendered once by the handler map
+    (app/http_errors.py)."""
 
     def __init__(
         self,
@@ -206,159 +189,3 @@ def error_body(code: str, message: str, request_id: str, docs_url: str, param: s
     if param is not None:
         err["param"] = param
     return {"error": err}
-
-
-def _docs_url(request: Request[Any, Any, Any]) -> str:
-    settings = getattr(request.app.state, "settings", None)
-    return settings.effective_docs_url if settings is not None else "/docs"
-
-
-# A path that speaks another protocol (the shippers' endpoints, app/shippers/) answers its errors in that
-# protocol's shape: `app.state.error_shapes` holds (path test, shape) pairs, set by create_app.
-ErrorShape = Callable[[Request[Any, Any, Any], BeaconError, str], Response[Any]]
-
-
-def _shape_for(request: Request[Any, Any, Any]) -> ErrorShape | None:
-    shapes = request.app.state.get("error_shapes") or ()
-    path = request.scope.get("path", "")
-    return next((shape for applies, shape in shapes if applies(path)), None)
-
-
-def render(request: Request[Any, Any, Any], exc: BeaconError) -> Response[Any]:
-    rid = request_id_for(request.scope)
-    shape = _shape_for(request)
-    if shape is not None:
-        return shape(request, exc, rid)
-    body = error_body(exc.code, exc.message, rid, _docs_url(request), exc.param)
-    return Response(
-        content=msgspec.json.encode(body),
-        status_code=exc.status,
-        media_type="application/json",
-        headers=exc.headers,
-    )
-
-
-_FIELD_IN_MESSAGE = re.compile(r"field `([^`]+)`")
-_FIELD_FIRST = re.compile(r"`([^`]+)`")
-
-
-def from_validation(exc: ValidationException) -> BeaconError:
-    """Map Litestar's msgspec validation failure to missing_field / invalid_field / invalid_parameter."""
-    extra = exc.extra if isinstance(exc.extra, list) and exc.extra else [{}]
-    first = extra[0] if isinstance(extra[0], dict) else {}
-    message = str(first.get("message") or exc.detail)
-    key = str(first.get("key") or "")
-    source = first.get("source")
-    if source in {"query", "path", "header", "cookie"}:
-        return BeaconError("invalid_parameter", f"Invalid parameter `{key}`: {message}.", param=key or None)
-    # Litestar names the whole body "data"; msgspec names the field inside the message.
-    prefix = "" if key in {"", "data"} else key.replace("[...]", "") + "."
-    named = _FIELD_IN_MESSAGE.search(message)
-    if message.startswith("Object missing required field") and named:
-        param = prefix + named.group(1)
-        return BeaconError("missing_field", f"Missing required field `{param}`.", param=param)
-    if message.startswith("Object contains unknown field") and named:
-        param = prefix + named.group(1)
-        return BeaconError("invalid_field", f"Unknown field `{param}`.", param=param)
-    named = _FIELD_FIRST.match(message)  # a Struct's own check (`__post_init__`) names the field first
-    if named:
-        param = prefix + named.group(1)
-        return BeaconError("invalid_field", f"{message.replace(named.group(0), f'`{param}`', 1)}.", param=param)
-    if key == "data":
-        return BeaconError("invalid_json", "The request body must be a JSON object.")
-    param = key.replace("[...]", "")
-    return BeaconError("invalid_field", f"Invalid value for `{param}`: {message}.", param=param or None)
-
-
-def from_http(exc: HTTPException) -> BeaconError:
-    if isinstance(exc, NotFoundException):
-        return BeaconError("not_found", "No such route.")
-    if isinstance(exc, MethodNotAllowedException):
-        # RFC 9110: a 405 lists the methods the route takes (Litestar's router puts them in `allow`).
-        allow = (exc.headers or {}).get("allow")
-        return BeaconError(
-            "method_not_allowed", "This route does not accept that method.", headers={"Allow": allow} if allow else None
-        )
-    if isinstance(exc, ValidationException):
-        return from_validation(exc)
-    # Litestar re-raises a body its decoder refused (malformed, a number out of range) as a 400 ClientException.
-    decoding = isinstance(exc.__cause__, SerializationException) or "JSON" in str(exc.detail)
-    if exc.status_code == 400 and isinstance(exc, ClientException) and decoding:
-        return BeaconError("invalid_json", f"The request body is not valid JSON: {exc.detail}.")
-    if exc.status_code == 413:
-        return BeaconError("payload_too_large", str(exc.detail))
-    if exc.status_code == 415:
-        return BeaconError("unsupported_media_type", str(exc.detail))
-    if exc.status_code >= 500:
-        return BeaconError("internal_error", "Internal server error.")
-    return BeaconError("invalid_parameter", str(exc.detail))
-
-
-def _handle_beacon(request: Request[Any, Any, Any], exc: BeaconError) -> Response[Any]:
-    return render(request, exc)
-
-
-def _handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
-    return render(request, from_http(exc))
-
-
-# Failures of the connection to PostgreSQL, not of a statement: the server is down, starting up or shutting
-# down, refuses more connections, or dropped ours. asyncpg raises them raw on the read pool and in COPY;
-# SQLAlchemy wraps them (`DBAPIError.orig`, whose `__cause__` is asyncpg's exception).
-_CONNECTION_FAILURES: tuple[type[BaseException], ...] = (
-    asyncpg.PostgresConnectionError,  # class 08: the connection does not exist, failed, was rejected
-    asyncpg.CannotConnectNowError,  # 57P03: starting up, shutting down, in recovery
-    asyncpg.AdminShutdownError,  # 57P01: terminated (shutdown, pg_terminate_backend)
-    asyncpg.CrashShutdownError,  # 57P02
-    asyncpg.DatabaseDroppedError,  # 57P04
-    asyncpg.IdleSessionTimeoutError,  # 57P05
-    asyncpg.TooManyConnectionsError,  # 53300
-    asyncpg.InternalClientError,  # the protocol's state after its connection broke mid-operation
-    OSError,  # refused, reset, unreachable, a connect timeout (TimeoutError is an OSError)
-    OperationalError,
-    PoolTimeoutError,
-)
-
-
-def database_unavailable(exc: BaseException) -> bool:
-    """Whether `exc` is, or was caused by, a connection-level database failure (a 503, not a 500)."""
-    todo: list[BaseException] = [exc]
-    seen: set[int] = set()
-    while todo:
-        err = todo.pop()
-        if id(err) in seen:
-            continue
-        seen.add(id(err))
-        if isinstance(err, _CONNECTION_FAILURES) or (isinstance(err, DBAPIError) and err.connection_invalidated):
-            return True
-        if isinstance(err, BaseExceptionGroup):
-            todo.extend(err.exceptions)
-        todo.extend(e for e in (getattr(err, "orig", None), err.__cause__) if isinstance(e, BaseException))
-    return False
-
-
-def _handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    if database_unavailable(exc):
-        log.warning("database unavailable: %s (request %s)", type(exc).__name__, request_id_for(request.scope))
-        return render(
-            request,
-            BeaconError("service_unavailable", "The database is unreachable.", headers={"Retry-After": "5"}),
-        )
-    log.exception("unhandled error (request %s)", request_id_for(request.scope), exc_info=exc)
-    return render(request, BeaconError("internal_error", "Internal server error."))
-
-
-def exception_handlers() -> dict[Any, Any]:
-    return {
-        BeaconError: _handle_beacon,
-        HTTPException: _handle_http,
-        Exception: _handle_unexpected,  # a database outage is a 503 (database_unavailable), anything else a 500
-    }
-
-
-def response_for(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    """The response `exception_handlers()` gives `exc`, for code that must answer with it itself."""
-    handlers = exception_handlers()
-    handler = next((handlers[cls] for cls in type(exc).__mro__ if cls in handlers), _handle_unexpected)
-    response: Response[Any] = handler(request, exc)
-    return response

@@ -1,6 +1,6 @@
 """Beacon's own Prometheus metrics (`GET /metrics`, text format, no token).
 
-One `Metrics` per app (`app.state.metrics`), with its own registry: nothing is registered at import, and each
+One `Metrics` per app (a member of its Services), with its own registry: nothing is registered at import, and each
 app (each test's too) counts from zero. Labels never carry tenant data — no dataset names, token ids or
 notifier names; routes are their templates (`/v1/ingest/{dataset}`), never the path that was asked.
 

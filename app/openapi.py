@@ -17,6 +17,7 @@ from litestar.routes import HTTPRoute
 
 from app.errors import ERRORS, ErrorEnvelope
 from app.openapi_document import finish
+from app.services import services_of
 
 # Swagger UI's files (swagger-ui-dist 5.18.2 from the npm registry, Apache-2.0: LICENSE and NOTICE beside them),
 # served by the console's static files so that /docs works without reaching a CDN.
@@ -31,7 +32,7 @@ class _Finished:
 
     def finished(self, request: Request[Any, Any, Any], document: dict[str, Any]) -> dict[str, Any]:
         if self._source is not document:
-            self._finished = finish(document, request.app.state.notifier_env.registry.types())
+            self._finished = finish(document, services_of(request.app).notifier_env.registry.types())
             self._source = document
         return self._finished
 

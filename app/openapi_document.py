@@ -29,11 +29,11 @@ from app.ingest.golayout import NAMED_LAYOUTS
 from app.inputs import NUL
 from app.monitors.schemas import STATES as MONITOR_STATES
 from app.pagination import DEFAULT_LIMIT, MAX_LIMIT
-from app.query.timespans import _RELATIVE, TIMESPAN_UNITS
 from app.routing.labels import LABEL_NAME, MAX_LABELS, MAX_VALUE_CHARS
 from app.routing.matchers import _SHAPE as MATCHER_SHAPE
 from app.routing.schemas import ALERT_STATES, SILENCE_STATES
 from app.schemas import EARLIEST, LATEST
+from beacon_client.notation.timespans import _RELATIVE, TIMESPAN_UNITS
 
 Schema = dict[str, Any]
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -65,10 +65,10 @@ def _years(first: int, last: int) -> str:
 
 # RFC 3339 date-time with an offset, in the years the server accepts (app/schemas.py: EARLIEST..LATEST).
 DATE_TIME_IN_RANGE = "^" + _years(EARLIEST.year, LATEST.year - 1) + "-"
-# `now`, or `now-3h`: the query language's relative time, with the units it knows (app/query/timespans.py).
+# `now`, or `now-3h`: the query language's relative time, with the units it knows (beacon_client/notation/timespans.py).
 _UNITS = "|".join(sorted(map(re.escape, TIMESPAN_UNITS), key=len, reverse=True))
 RELATIVE_TIME = "^\\s*" + anchored(_RELATIVE.pattern.replace("[A-Za-z]+", f"(?:{_UNITS})"))[1:-1] + "\\s*$"
-assert "[A-Za-z]+" in _RELATIVE.pattern, "update RELATIVE_TIME with app/query/timespans.py"
+assert "[A-Za-z]+" in _RELATIVE.pattern, "update RELATIVE_TIME with beacon_client/notation/timespans.py"
 DATASET = anchored(DATASET_NAME.pattern)
 LABEL = anchored(LABEL_NAME.pattern)
 MATCHER = anchored(MATCHER_SHAPE.pattern)

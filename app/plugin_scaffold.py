@@ -59,8 +59,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from adapters.base import Adapter, AdapterConfig, ConfigError, DeliveryResult, Event, Message, Secret
+from adapters.base import Adapter
 from adapters.checks import check_http_url, url_target
+from adapters.contract import AdapterConfig, ConfigError, DeliveryResult, Event, Message, Secret
 
 # What a message is marked as, by kind of event (a routed group: by whether it fires).
 LEVELS = {"triggered": "alert", "error": "alert", "no_data": "warning", "matched": "warning"}
@@ -113,7 +114,7 @@ class $Class(Adapter[${Class}Config]):
         )
 ''',
     "$package/templates/message.json.j2": """\
-{#- $name: one message. `event` is adapters.base.Event; `group` a routed group notification (or none); `level` is
+{#- $name: one message. `event` is adapters.contract.Event; `group` a routed group notification (or none); `level` is
     set by the adapter; text.j2 is Beacon's shared wording. Every value goes through `json`: no text breaks it. -#}
 {% import "text.j2" as t %}
 {

@@ -132,13 +132,18 @@ class _GuardedReceive:
 
 
 class BodyGuard(ASGIMiddleware):
+    """The app's guard: its limits, and the budget of bytes every request of the process takes from."""
+
     scopes = ("http",)  # type: ignore[assignment]
 
+    def __init__(self, limits: BodyLimits) -> None:
+        self.limits = limits
+        self.budget = BodyBudget(limits.buffer_bytes)
+
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        state = scope["app"].state
-        guarded = _GuardedReceive(receive, state.body_limits, state.body_budget)
+        guarded = _GuardedReceive(receive, self.limits, self.budget)
         try:
             await next_app(scope, guarded, send)
         finally:
             if guarded.held:
-                state.body_budget.give(guarded.held)
+                self.budget.give(guarded.held)

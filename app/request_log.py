@@ -15,6 +15,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.logs import current_request_id
 from app.request_ids import request_id_for
+from app.services import services_of
 
 access_log = logging.getLogger("beacon.access")
 
@@ -59,7 +60,7 @@ def _observed(handler: ASGIApp) -> ASGIApp:
 def _record(scope: Scope, status: int, seconds: float) -> None:
     method = scope.get("method", "")
     route = scope.get("path_template") or UNMATCHED
-    metrics = scope["app"].state.metrics
+    metrics = services_of(scope["app"]).metrics
     metrics.http_requests.labels(method, route, str(status)).inc()
     metrics.http_duration.labels(method, route).observe(seconds)
     if access_log.isEnabledFor(logging.INFO):

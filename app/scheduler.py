@@ -1,8 +1,8 @@
 """Periodic jobs on APScheduler 3.x's AsyncIOScheduler, in the app's own event loop.
 
 Started by the app's lifespan only when `settings.run_scheduler` is true. Each area adds its job with one
-line in `job_specs()`; a job is an async function of the app, run every `interval(settings)` seconds, never
-two runs of the same job at once.
+line in `job_specs()`; a job is an async function of the app's Services, run every `interval(settings)` seconds,
+never two runs of the same job at once.
 """
 
 from __future__ import annotations
@@ -13,8 +13,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from litestar import Litestar
 
+from app.datasets.retention import apply_retention
+from app.deliveries.worker import serve
+from app.monitors.tick import run_tick
+from app.services import Services
 from app.settings import Settings
 
 log = logging.getLogger("beacon.scheduler")
@@ -23,17 +26,12 @@ log = logging.getLogger("beacon.scheduler")
 @dataclass(frozen=True)
 class JobSpec:
     id: str
-    run: Callable[[Litestar], Awaitable[None]]
+    run: Callable[[Services], Awaitable[None]]
     interval: Callable[[Settings], float]  # seconds between runs
 
 
-async def _retention(app: Litestar) -> None:
-    from app.datasets.retention import apply_retention
-
-    caches = app.state.get("ingest_caches")
-    report = await apply_retention(
-        app.state.engine, datetime.now(UTC), partitions=caches.partitions if caches is not None else None
-    )
+async def _retention(services: Services) -> None:
+    report = await apply_retention(services.engine, datetime.now(UTC), partitions=services.ingest_caches.partitions)
     if report.dropped or report.deleted_rows or report.skipped:
         log.info(
             "retention: dropped %d partitions, deleted %d rows, skipped %s",
@@ -43,20 +41,16 @@ async def _retention(app: Litestar) -> None:
         )
 
 
-async def _deliveries(app: Litestar) -> None:
-    from app.deliveries.worker import serve
-
-    serve(app.state)  # claims what is due and returns; the sends run in the background
+async def _deliveries(services: Services) -> None:
+    serve(services.dispatcher)  # claims what is due and returns; the sends run in the background
 
 
-async def _monitors(app: Litestar) -> None:
-    from app.monitors.tick import run_tick
-
-    await run_tick(app.state)
+async def _monitors(services: Services) -> None:
+    await run_tick(services.routing_env, services.dispatcher)
 
 
-async def _routing(app: Litestar) -> None:
-    await app.state.routing_env.router.run_at(None)  # a poll for what no wake-up announced
+async def _routing(services: Services) -> None:
+    await services.routing_env.router.run_at(None)  # a poll for what no wake-up announced
 
 
 def job_specs() -> list[JobSpec]:
@@ -69,23 +63,23 @@ def job_specs() -> list[JobSpec]:
     ]
 
 
-def _guarded(spec: JobSpec, app: Litestar) -> Callable[[], Awaitable[None]]:
+def _guarded(spec: JobSpec, services: Services) -> Callable[[], Awaitable[None]]:
     async def run() -> None:
         try:
-            await spec.run(app)
+            await spec.run(services)
         except Exception:  # a failing run is logged and retried at the next interval
             log.exception("scheduled job %s failed", spec.id)
 
     return run
 
 
-def start_scheduler(app: Litestar, settings: Settings, specs: list[JobSpec] | None = None) -> AsyncIOScheduler:
+def start_scheduler(services: Services, specs: list[JobSpec] | None = None) -> AsyncIOScheduler:
     scheduler = AsyncIOScheduler(timezone=UTC)
     now = datetime.now(UTC)
     for spec in job_specs() if specs is None else specs:
-        seconds = spec.interval(settings)
+        seconds = spec.interval(services.settings)
         scheduler.add_job(
-            _guarded(spec, app),
+            _guarded(spec, services),
             "interval",
             seconds=seconds,
             id=spec.id,

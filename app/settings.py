@@ -9,23 +9,14 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-PROJECT_ROOT = PACKAGE_DIR.parent
+from adapters.contract import AdapterSettings
+from app.shipped import MIGRATIONS_DIR, PACKAGE_DIR, PROJECT_ROOT, TEMPLATES_DIR
 
-
-def _shipped(name: str) -> Path:
-    """migrations/ and templates/ sit beside app/ in a checkout (and an editable install); a wheel carries them
-    inside app/ (setup.py)."""
-    inside = PACKAGE_DIR / name
-    return inside if inside.is_dir() else PROJECT_ROOT / name
-
-
-TEMPLATES_DIR = _shipped("templates")
-MIGRATIONS_DIR = _shipped("migrations")
+__all__ = ["MIGRATIONS_DIR", "PACKAGE_DIR", "PROJECT_ROOT", "TEMPLATES_DIR", "Settings"]
 
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -234,6 +225,10 @@ class Settings:
     @property
     def effective_docs_url(self) -> str:
         return self.docs_url or f"{self.base_url}/docs"
+
+    def for_adapters(self) -> AdapterSettings:
+        """What adapters may read of these settings (a plugin's too): nothing beyond it reaches them."""
+        return AdapterSettings(**{f.name: getattr(self, f.name) for f in fields(AdapterSettings)})
 
     def with_secret_key(self) -> Settings:
         """Fill in `secret_key` from `DATA_DIR/secret_key`, generating and keeping one on first use."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from app.errors import BeaconError
-from app.query.timespans import UnknownUnit, relative
 from app.schemas import TIME_RANGE, in_time_range
+from beacon_client.notation.timespans import UnknownUnit, relative
 
 
 def to_ms(value: datetime) -> datetime:

@@ -1,9 +1,15 @@
-"""Start-up time of the `beacon` command: `beacon --help` and `beacon query` (one query answered by a local stub,
-so the figure is the command's own cost), before and after the lazy imports, against bare `python -c pass`.
+"""Start-up time of the `beacon` command's client commands: `beacon --help`, `beacon query --help`, and
+`beacon query` / `beacon alerts` answered by a local stub (so the figure is the command's own cost), against bare
+`python -c pass`, in three set-ups:
 
-"Before" is the code of a git revision (default: 702fcbc, main before the change), extracted into a temporary
-directory; "after" is this checkout. Both run with the same interpreter and PYTHONPATH pointing at their tree,
-alternating round by round so that the machine's load falls on both alike.
+- before: the code of a git revision (default 7602b87: main before the client moved to client/beacon_client),
+  extracted into a temporary directory, its `app.cli` run with PYTHONPATH pointing at it;
+- after (Beacon): this checkout's `app.cli` (server and client commands), the same way;
+- after (client alone): `pip install ./client` into a fresh venv (tests/packaging/client_venv.py), its own
+  `beacon` script run as a user runs it. Its bare `python -c pass` is timed too: a venv with four dependencies
+  starts faster than one with Beacon's hundred, whatever it runs.
+
+The set-ups alternate round by round, so that the machine's load falls on all alike.
 
     .venv/bin/python bench/cli_start.py [--rounds 15] [--before REV]
 """
@@ -25,21 +31,33 @@ from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ANSWER = json.dumps(
-    {"object": "query_result", "columns": [{"name": "n", "type": "integer"}], "rows": [[42]], "status": {}}
-).encode()
+sys.path.insert(0, str(ROOT))
+
+from tests.packaging.client_venv import client_venv  # noqa: E402  (the checkout's tests, after the path)
+
+QUERY = {"object": "query_result", "columns": [{"name": "n", "type": "integer"}], "rows": [[42]], "status": {}}
+ALERT = {"fingerprint": "0123456789abcdef", "labels": {"alertname": "DiskFull", "team": "db"}, "state": "firing",
+         "starts_at": "2026-01-01T00:00:00Z"}  # fmt: skip
+ALERTS = {"object": "list", "data": [ALERT], "has_more": False, "next_cursor": None}
 # As the `beacon` script does, with the tree under test first on the path (checked: `app` must come from it).
 RUN = "import sys, app; assert app.__file__.startswith(sys.argv.pop(1)); from app.cli import main; sys.exit(main())"
 
 
 class Stub(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+    def _answer(self, body: dict[str, object]) -> None:
+        data = json.dumps(body).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(ANSWER)))
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(ANSWER)
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._answer(QUERY)
+
+    def do_GET(self) -> None:
+        self._answer(ALERTS)
 
     def log_message(self, *args: object) -> None:
         pass
@@ -65,37 +83,52 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--before", default="702fcbc")
+    parser.add_argument("--before", default="7602b87")
     args = parser.parse_args()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Stub)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
+    commands = {
+        "--help": ["--help"],
+        "query --help": ["query", "--help"],
+        "query": ["query", "['web'] | count", "--url", url, "--token", "t"],
+        "alerts": ["alerts", "--url", url, "--token", "t"],
+    }
     with tempfile.TemporaryDirectory() as scratch:
-        trees = {"before": extract(args.before, Path(scratch) / "before"), "after": ROOT}
+        before = extract(args.before, Path(scratch) / "before")
+        alone = client_venv(Path(scratch) / "alone")
         neutral = Path(scratch) / "cwd"  # `python -c` puts the working directory first on the path: an empty one
         neutral.mkdir()
-        base_env = {k: v for k, v in os.environ.items() if not k.startswith("BEACON_")}
-        commands = {"--help": ["--help"], "query": ["query", "['web'] | count", "--url", url, "--token", "t"]}
-        times: dict[str, list[float]] = {"python -c pass": []}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("BEACON_", "PYTHON"))}
+        setups = {
+            "before": ([sys.executable, "-c", RUN, str(before)], {**env, "PYTHONPATH": str(before)}),
+            "after, Beacon": (
+                [sys.executable, "-c", RUN, str(ROOT)],
+                {**env, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "client")])},
+            ),
+            "after, client alone": ([str(alone / "beacon")], env),
+        }
+        times: dict[str, list[float]] = {}
+        bare_pythons = {"python -c pass": sys.executable, "python -c pass, client venv": str(alone / "python")}
         for _ in range(args.rounds):
-            times["python -c pass"].append(timed([sys.executable, "-c", "pass"], base_env, neutral))
-            for side, tree in trees.items():
-                env = {**base_env, "PYTHONPATH": str(tree)}
-                for name, command in commands.items():
-                    argv = [sys.executable, "-c", RUN, str(tree), *command]
-                    times.setdefault(f"beacon {name} ({side})", []).append(timed(argv, env, neutral))
+            for label, python in bare_pythons.items():
+                times.setdefault(label, []).append(timed([python, "-c", "pass"], env, neutral))
+            for name, command in commands.items():
+                for side, (argv, side_env) in setups.items():
+                    times.setdefault(f"beacon {name} ({side})", []).append(timed([*argv, *command], side_env, neutral))
     server.shutdown()
 
     bare = statistics.median(times["python -c pass"])
     print(f"{args.rounds} rounds, load average {os.getloadavg()[0]:.1f}; median (min) wall time:")
-    for name, values in times.items():
+    for label, values in times.items():
         median = statistics.median(values)
-        print(f"  {name:<26} {median * 1000:7.0f} ms ({min(values) * 1000:5.0f})   {median / bare:5.1f}x bare python")
+        print(f"  {label:<42} {median * 1000:7.0f} ms ({min(values) * 1000:5.0f})   {median / bare:5.1f}x bare python")
     for name in commands:
-        before = statistics.median(times[f"beacon {name} (before)"])
-        after = statistics.median(times[f"beacon {name} (after)"])
-        print(f"beacon {name}: after/before = {after / before:.2f} (saved {(before - after) * 1000:.0f} ms)")
+        first = statistics.median(times[f"beacon {name} (before)"])
+        for side in list(setups)[1:]:
+            then = statistics.median(times[f"beacon {name} ({side})"])
+            print(f"beacon {name}, {side}: after/before = {then / first:.2f} (saved {(first - then) * 1000:.0f} ms)")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import time
 
 import msgspec
 
-from app.client.batching import BatchBuilder
+from beacon_client.batching import BatchBuilder
 
 
 def make_events(n: int) -> list[dict]:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import httpx
 
-from app.client import Client
-from app.client.batching import BatchBuilder
+from beacon_client import Client
+from beacon_client.batching import BatchBuilder
 
 BEACON = str(Path(sys.executable).parent / "beacon")
 

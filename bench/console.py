@@ -109,8 +109,7 @@ async def main() -> None:
                     end=rng.end,
                 )
                 statement = compiled.statement(dataset_id, limit=rng.buckets + 2, newest_first=True)
-                by_name = compiled.statement(DATASET, limit=rng.buckets + 2, newest_first=True)
-                rolled = rollup_statement(compiled, by_name, rng.buckets + 2)
+                rolled = rollup_statement(compiled, statement, rng.buckets + 2, dataset_id)
                 assert rolled is not None
                 conn = await asyncpg.connect(asyncpg_dsn(url))
 

@@ -22,7 +22,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -78,7 +77,7 @@ async def bench_send(server_url: str) -> None:
     from app.db.engine import make_engine, make_sessionmaker
     from app.deliveries import service
     from app.deliveries.sending import DeliveryEnv
-    from app.deliveries.worker import deliver_due
+    from app.deliveries.worker import Dispatcher, deliver_due
     from app.notifiers.schemas import NotifierCreate
     from app.notifiers.service import build_notifier_env, create_notifier
 
@@ -121,15 +120,15 @@ async def bench_send(server_url: str) -> None:
                     await s.commit()
                 received = receiver.count
                 # A server's worker: its engine, notifier registry and HTTP client exist before the alerts come.
-                state = SimpleNamespace(delivery_env=DeliveryEnv(settings, env, HttpSender(env.guard), sessions))
+                dispatcher = Dispatcher(DeliveryEnv(settings, env, HttpSender(env.guard), sessions))
                 async with sessions() as s:
                     await s.execute(text("SELECT 1"))  # a warm pool, as in a running server
                 start, cpu = time.perf_counter(), time.process_time()
                 sent = 0
-                while made := await deliver_due(state, limit=N_SEND):
+                while made := await deliver_due(dispatcher, limit=N_SEND):
                     sent += made
                 elapsed = time.perf_counter() - start
-                await state.delivery_env.http.aclose()
+                await dispatcher.env.http.aclose()
                 worker_cpu.append((time.process_time() - cpu) / N_SEND * 1e6)
                 assert sent == N_SEND and receiver.count - received == N_SEND, (sent, receiver.count - received)
                 rates.append(N_SEND / elapsed)

@@ -2,8 +2,8 @@
 
 The server is BEACON_TEST_DATABASE_URL when set (CI points it at a fresh database on the machine's
 PostgreSQL), otherwise an embedded PostgreSQL (pgserver) in a temporary directory of the run, stopped when the run
-ends. Each test gets its own database cloned from a migrated template, so tests start clean and can run in
-parallel (pytest -n).
+ends. Each test gets a database of its own in the state of a migrated template (tests/databases.py), so tests
+start clean and can run in parallel (pytest -n).
 """
 
 from __future__ import annotations
@@ -11,14 +11,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import io
-import itertools
 import logging
 import os
-import queue
 import shutil
 import socket
 import tempfile
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -37,11 +34,13 @@ from app.db.migrate import upgrade
 from app.logs import configure_logging
 from app.settings import Settings, asyncpg_dsn, normalize_database_url
 from app.tokens.service import create_token
-from tests.offline_dns import use_offline_dns
+from tests.databases import Clones
+from tests.offline_dns import offline_resolve
 from tests.receivers import Sink
 from tests.servers import served_app
 
 T = TypeVar("T")
+_RECORDER = pytest.StashKey[Any]()
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
@@ -115,70 +114,9 @@ async def admin_token_in(database_url: str) -> str:
         await engine.dispose()
 
 
-class Clones:
-    """Fresh databases cloned from the worker's template ahead of need, and dropped after use, by a thread of their
-    own: on a PostgreSQL with fsync a clone and its drop cost 0.3-0.4 s, which each test would otherwise wait
-    for (a third of the suite's time), while the workers mostly wait on timers and sockets."""
-
-    AHEAD = 2
-
-    def __init__(self, server_url: str, template: str, prefix: str) -> None:
-        self._server_url, self._template, self._prefix = server_url, template, prefix
-        self._names = itertools.count()
-        self._ready: queue.Queue[str | BaseException] = queue.Queue()
-        self._jobs: queue.Queue[tuple[str, str]] = queue.Queue()
-        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True, name="db-clones")
-        self._thread.start()
-
-    def take(self) -> str:
-        """A clone nobody has used (waits for one when none is ready); another is made to replace it."""
-        self._jobs.put(("create", ""))
-        found = self._ready.get(timeout=300)
-        if isinstance(found, BaseException):
-            raise found
-        return found
-
-    def give_back(self, name: str) -> None:
-        self._jobs.put(("drop", name))
-
-    def close(self) -> None:
-        """Drop what is left (the clones made ahead, those given back) and end the thread."""
-        self._jobs.put(("stop", ""))
-        self._thread.join(timeout=120)
-
-    async def _serve(self) -> None:
-        conn = await asyncpg.connect(asyncpg_dsn(self._server_url))
-        try:
-            for _ in range(self.AHEAD):
-                await self._create(conn)
-            while True:
-                action, name = await asyncio.to_thread(self._jobs.get)
-                if action == "create":
-                    await self._create(conn)
-                elif action == "drop":
-                    await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                else:
-                    while not self._ready.empty():
-                        left = self._ready.get()
-                        if isinstance(left, str):
-                            await conn.execute(f'DROP DATABASE IF EXISTS "{left}" WITH (FORCE)')
-                    return
-        finally:
-            await conn.close()
-
-    async def _create(self, conn: asyncpg.Connection) -> None:
-        name = f"{self._prefix}_{next(self._names)}"
-        try:
-            await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self._template}"')
-        except Exception as exc:  # the test that takes it fails with the reason
-            self._ready.put(exc)
-        else:
-            self._ready.put(name)
-
-
 @pytest.fixture(scope="session")
 def clones(pg_server_url: str, db_prefix: str, template_database: str) -> Iterator[Clones]:
-    pool = Clones(pg_server_url, template_database, db_prefix)
+    pool = Clones(pg_server_url, template_database, db_prefix, _with_database)
     yield pool
     pool.close()
 
@@ -207,7 +145,7 @@ def make_app(settings: Settings) -> Callable[..., Litestar]:
     """Build the real app on `base` (the test's settings when not given); keyword arguments override fields."""
 
     def build(base: Settings | None = None, /, **overrides: Any) -> Litestar:
-        return use_offline_dns(create_app(replace(base or settings, **overrides)))
+        return create_app(replace(base or settings, **overrides), resolve=offline_resolve)
 
     return build
 
@@ -299,6 +237,36 @@ def smtp() -> Iterator[tuple[Any, Sink]]:
         yield controller, sink
     finally:
         controller.stop()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-sql",
+        metavar="DIR",
+        default=os.environ.get("BEACON_TEST_RECORD_SQL") or None,
+        help="record every SQL statement sent and judge it by the Citus plan (tests/sqlrecorder.py); each process "
+        "writes DIR/statements-<worker>.json (also: BEACON_TEST_RECORD_SQL=DIR)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--record-sql"):
+        from tests.sqlrecorder import Recorder
+
+        recorder = Recorder()
+        recorder.start()
+        config.stash[_RECORDER] = recorder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    recorder = config.stash.get(_RECORDER, None)
+    if recorder is None:
+        return
+    recorder.stop()
+    from tests.sqlrecorder import write_report
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    write_report(recorder, Path(config.getoption("--record-sql")) / f"statements-{worker}.json")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

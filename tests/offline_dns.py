@@ -6,9 +6,6 @@ Names not in the table do not resolve, like on a machine without DNS. The public
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
-
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from adapters.guard import Unresolvable
@@ -39,12 +36,5 @@ async def offline_resolve(host: str, port: int) -> list[str]:
 def offline_delivery_env(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> DeliveryEnv:
     """What a server's loops run with (notifier adapters, HTTP sender), with this DNS, on the test's database.
     The caller closes its `http`."""
-    notifier_env = build_notifier_env(settings)
-    notifier_env = replace(notifier_env, guard=notifier_env.guard.with_resolver(offline_resolve))
+    notifier_env = build_notifier_env(settings, resolve=offline_resolve)
     return DeliveryEnv(settings, notifier_env, HttpSender(notifier_env.guard, timeout=5.0), sessionmaker)
-
-
-def use_offline_dns(app: Any) -> Any:
-    env = app.state.notifier_env
-    app.state.notifier_env = replace(env, guard=env.guard.with_resolver(offline_resolve))
-    return app

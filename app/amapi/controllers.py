@@ -6,18 +6,18 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, Router, delete, get, post
-from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.amapi import schemas as am
 from app.amapi import service
 from app.amapi.errors import exception_handlers
 from app.auth import principal
 from app.pace import encoded
-from app.routing.controllers import DEPENDENCIES, view
-from app.routing.env import RoutingEnv
+from app.routing.controllers import view
+from app.services import Services
 
 
 def _empty() -> Response[bytes]:
@@ -43,31 +43,33 @@ class AlertsController(Controller):
     path = "/alerts"
     dependencies = {"wanted": Provide(alert_query, sync_to_thread=False)}
 
-    @post("/", status_code=200, opt={"scope": "alerts:write"})
+    @post("/", status_code=200, opt=requires("alerts:write"))
     async def post_alerts(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: list[am.PostableAlert]
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: list[am.PostableAlert]
     ) -> Response[bytes]:
-        await service.post_alerts(db, renv, principal(request), data)
+        await service.post_alerts(db, services.routing_env, principal(request), data)
         return _empty()
 
-    @get("/", opt={"scope": "alerts:read"})
+    @get("/", opt=requires("alerts:read"))
     async def get_alerts(
         self,
         request: Request[Any, Any, Any],
         db: AsyncSession,
-        renv: RoutingEnv,
+        services: Services,
         wanted: service.AlertQuery,
         unprocessed: bool = True,  # Beacon processes an alert as it is posted: none is ever unprocessed
     ) -> list[am.GettableAlert]:
-        found = await view(request, service.list_alerts(db, renv, principal(request), wanted), "Listing alerts")
+        work = service.list_alerts(db, services.routing_env, principal(request), wanted)
+        found = await view(request, services, work, "Listing alerts")
         body = await encoded(found, len(found))  # a big one off the event loop
         return found if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 
-    @get("/groups", opt={"scope": "alerts:read"})
+    @get("/groups", opt=requires("alerts:read"))
     async def get_alert_groups(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, wanted: service.AlertQuery
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, wanted: service.AlertQuery
     ) -> list[am.AlertGroup]:
-        found = await view(request, service.alert_groups(db, renv, principal(request), wanted), "Grouping alerts")
+        work = service.alert_groups(db, services.routing_env, principal(request), wanted)
+        found = await view(request, services, work, "Grouping alerts")
         body = await encoded(found, sum(len(g.alerts) for g in found))
         return found if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 
@@ -75,42 +77,42 @@ class AlertsController(Controller):
 class SilencesController(Controller):
     path = "/"
 
-    @get("/silences", opt={"scope": "silences:read"})
+    @get("/silences", opt=requires("silences:read"))
     async def get_silences(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, filters: Filters = None
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, filters: Filters = None
     ) -> list[am.GettableSilence]:
-        return await service.list_silences(db, renv, principal(request), filters)
+        return await service.list_silences(db, services.routing_env, principal(request), filters)
 
-    @post("/silences", status_code=200, opt={"scope": "silences:write"})
+    @post("/silences", status_code=200, opt=requires("silences:write"))
     async def post_silences(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: am.PostableSilence
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: am.PostableSilence
     ) -> am.SilenceCreated:
         """Create a silence, or change the one `id` names (Alertmanager's rules: when it cannot change in place,
         it is expired and a new one replaces it)."""
-        return await service.post_silence(db, renv, principal(request), data)
+        return await service.post_silence(db, services.routing_env, principal(request), data)
 
-    @get("/silence/{silence_id:str}", opt={"scope": "silences:read"})
+    @get("/silence/{silence_id:str}", opt=requires("silences:read"))
     async def get_silence(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str
     ) -> am.GettableSilence:
-        return await service.get_silence(db, renv, principal(request), silence_id)
+        return await service.get_silence(db, services.routing_env, principal(request), silence_id)
 
-    @delete("/silence/{silence_id:str}", status_code=200, opt={"scope": "silences:write"})
+    @delete("/silence/{silence_id:str}", status_code=200, opt=requires("silences:write"))
     async def delete_silence(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str
     ) -> Response[bytes]:
-        await service.delete_silence(db, renv, principal(request), silence_id)
+        await service.delete_silence(db, services.routing_env, principal(request), silence_id)
         return _empty()
 
 
 class GeneralController(Controller):
     path = "/"
 
-    @get("/status", opt={"scope": "routing:read"})
-    async def get_status(self, db: AsyncSession, state: State) -> am.AlertmanagerStatus:
-        return await service.status(db, state.started_at)
+    @get("/status", opt=requires("routing:read"))
+    async def get_status(self, db: AsyncSession, services: Services) -> am.AlertmanagerStatus:
+        return await service.status(db, services.started_at)
 
-    @get("/receivers", opt={"scope": "routing:read"})
+    @get("/receivers", opt=requires("routing:read"))
     async def get_receivers(self, db: AsyncSession) -> list[am.Receiver]:
         return await service.receivers(db)
 
@@ -120,7 +122,6 @@ def amapi_router() -> Router:
     return Router(
         path="/api/v2",
         route_handlers=[AlertsController, SilencesController, GeneralController],
-        dependencies=DEPENDENCIES,
         exception_handlers=exception_handlers(),
         include_in_schema=False,
     )

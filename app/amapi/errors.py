@@ -10,7 +10,8 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
 from app.amapi.translate import json_string
-from app.errors import BeaconError, from_http, render
+from app.errors import BeaconError
+from app.http_errors import from_http, render
 
 ENVELOPED = {401, 403, 429, 503}
 

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 import asyncpg
 import msgspec
 
-from adapters.base import RecentChange
+from adapters.contract import RecentChange
 from app.db.annotation import ENVIRONMENT_WIDE
 from app.routing import config
 from app.routing.labels import fingerprint

@@ -6,6 +6,7 @@ from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import Parameter, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.annotations import service
 from app.annotations.schemas import AnnotationCreate, AnnotationOut, AnnotationUpdate
 from app.auth import principal
@@ -13,8 +14,8 @@ from app.pagination import CursorCodec, Limit, ListEnvelope
 from app.routing.matchers import check_matchers
 from app.timeparams import parse_time_param
 
-READ = {"scope": "annotations:read"}
-WRITE = {"scope": "annotations:write"}
+READ = requires("annotations:read")
+WRITE = requires("annotations:write")
 
 
 class AnnotationController(Controller):

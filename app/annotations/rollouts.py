@@ -14,8 +14,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import require_unlimited
+from app.access import admit, requires
 from app.auth import Principal
+from app.db.advisory import Space, lock
 from app.db.annotation import Annotation
 from app.db.silence import Silence
 from app.errors import BeaconError
@@ -23,10 +24,12 @@ from app.request_ids import new_id
 from app.routing import silences
 from app.routing.matchers import Matcher, parse_matcher
 
+# A silence held by an annotation is a silence's change (app/access.py).
+SILENCE_RIGHTS = requires("silences:write", unlimited="silences (a rollout's silence holds alerts of every dataset)")
+
 
 def require_silence_rights(who: Principal) -> None:
-    who.require_scope("silences:write")
-    require_unlimited(who, "silences (a rollout's silence holds alerts of every dataset)")
+    admit(who, SILENCE_RIGHTS)
 
 
 def check_matchers(texts: list[str]) -> list[Matcher]:
@@ -70,8 +73,9 @@ def hold(session: AsyncSession, annotation: Annotation, matchers: list[Matcher],
 async def held(session: AsyncSession, annotation: Annotation) -> Silence | None:
     if annotation.silence_id is None:
         return None
-    found = await session.execute(select(Silence).where(Silence.id == annotation.silence_id).with_for_update())
-    return found.scalar_one_or_none()
+    await lock(session, Space.SILENCE, annotation.silence_id)  # as silences.get(for_update=True)
+    stmt = select(Silence).where(Silence.id == annotation.silence_id).execution_options(populate_existing=True)
+    return (await session.execute(stmt)).scalar_one_or_none()
 
 
 def follow(session: AsyncSession, annotation: Annotation, silence: Silence, now: datetime) -> Silence:

@@ -19,7 +19,7 @@ from sqlalchemy import Select, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.checks import http_url_problem
-from app.access import annotation_filter, require_annotation_write
+from app.access import annotation_filter, require_annotation_write, unlimited
 from app.annotations import rollouts
 from app.annotations.schemas import AnnotationCreate, AnnotationOut, AnnotationUpdate
 from app.auth import Principal
@@ -153,7 +153,7 @@ def add(session: AsyncSession, who: Principal, draft: Draft, now: datetime) -> A
         updated_at=now,
         labels=draft.labels,
         origin=draft.origin,
-        confined=who.datasets is not None,
+        confined=not unlimited(who),
         source_fields=draft.source_fields,
         silence_id=None,
     )
@@ -215,7 +215,7 @@ async def change(
             updated["source_fields"] = kept
     # An annotation a dataset-limited token wrote, or rewrote, relates to alerts of its own datasets only.
     rewritten = bool({"labels", "datasets"} & set(updated))
-    confined = who.datasets is not None or (annotation.confined and not rewritten)
+    confined = not unlimited(who) or (annotation.confined and not rewritten)
     for name, value in updated.items():
         if name not in CHANGEABLE:
             raise ValueError(f"not a changeable field: {name}")

@@ -2,13 +2,17 @@
 
 A partition holds one UTC day of every dataset. It is dropped (cheap, returns the space at once) when each
 dataset with rows in it has a `retention_days` whose cutoff is past the day's end. Otherwise expired rows are
-deleted from it, dataset by dataset. Which datasets a partition holds is read with a skip scan over its
-(dataset_id, time) index, a few index probes per dataset, never a full scan.
+deleted from it, dataset by dataset. Which datasets a partition holds: those whose recorded days
+(`datasets.first_day` / `last_day`, which ingest widens in the transaction that writes the events) span the day,
+each asked by its id whether it has a row there (one index probe each, all in one round trip). No statement
+scans a partition across datasets: on Citus each goes to one dataset's shard (a recursive skip scan over the
+index, which this replaced, is refused there).
 
 The per-minute counts (`event_rollups`, app/ingest/rollups.py) go in the same transaction as the events they
 count. Cutoffs are whole minutes, so a minute's count is either all expired or all kept. A dataset's rows are
-deleted under a FOR UPDATE lock on its row, which waits for its ingests in flight (they hold KEY SHARE): a
-late event written into the expired range meanwhile cannot be deleted from one table and not the other. One
+deleted while it is held exclusively (an advisory lock on its id: app/datasets/holds.py), which waits for its
+ingests in flight (they hold it shared): a late event written into the expired range meanwhile cannot be
+deleted from one table and not the other. One
 pass runs at a time across processes (an advisory lock): every `beacon serve` process runs this job.
 """
 
@@ -21,27 +25,16 @@ from datetime import datetime, timedelta
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.advisory import Space, lock
 from app.db.engine import driver_connection
 from app.ingest.partitions import PartitionCache, day_date, partition_day
 from app.ingest.timestamps import DAY_US, datetime_to_us, us_to_datetime
 
 log = logging.getLogger("beacon.retention")
 
-_DATASETS_IN = """
-WITH RECURSIVE d AS (
-    (SELECT dataset_id FROM "{t}" ORDER BY dataset_id LIMIT 1)
-    UNION ALL
-    SELECT (SELECT dataset_id FROM "{t}" WHERE dataset_id > d.dataset_id ORDER BY dataset_id LIMIT 1)
-    FROM d WHERE d.dataset_id IS NOT NULL
-)
-SELECT dataset_id FROM d WHERE dataset_id IS NOT NULL
-"""
-
-
 _PASS_LOCK = "hashtext('beacon-retention')"
 
 
-_DROP_COUNTS = "DELETE FROM event_rollups WHERE minute >= $1 AND minute < $2"
 _DELETE_COUNTS = "DELETE FROM event_rollups WHERE dataset_id = $1 AND minute >= $2 AND minute < $3"
 
 
@@ -75,9 +68,11 @@ async def _apply(
     partitions: PartitionCache | None,
     lock_timeout_ms: int,
 ) -> RetentionReport:
-    rows = await raw.fetch("SELECT id, retention_days FROM datasets WHERE retention_days IS NOT NULL")
+    datasets = await raw.fetch("SELECT id, retention_days, first_day, last_day FROM datasets")
     minute = now.replace(second=0, microsecond=0)
-    cutoff_times = {r["id"]: minute - timedelta(days=r["retention_days"]) for r in rows}
+    cutoff_times = {
+        r["id"]: minute - timedelta(days=r["retention_days"]) for r in datasets if r["retention_days"] is not None
+    }
     cutoffs = {i: datetime_to_us(t) for i, t in cutoff_times.items()}
     if not cutoffs:
         return report
@@ -93,14 +88,17 @@ async def _apply(
         if day is None or day * DAY_US >= latest_cutoff:
             continue  # nothing in it can have expired yet
         day_end = (day + 1) * DAY_US
-        present = [r["dataset_id"] for r in await raw.fetch(_DATASETS_IN.format(t=name))]
+        present = await _datasets_in(raw, name, day, datasets)
         droppable = all(i in cutoffs and day_end <= cutoffs[i] for i in present)
         if droppable and (present or day_end <= oldest_cutoff):
             try:
                 async with raw.transaction():
                     await raw.execute(f"SET LOCAL lock_timeout = {int(lock_timeout_ms)}")
                     await raw.execute(f'DROP TABLE "{name}"')
-                    await raw.execute(_DROP_COUNTS, us_to_datetime(day * DAY_US), us_to_datetime(day_end))
+                    for dataset_id in present:
+                        await raw.execute(
+                            _DELETE_COUNTS, dataset_id, us_to_datetime(day * DAY_US), us_to_datetime(day_end)
+                        )
             except asyncpg.LockNotAvailableError:
                 report.skipped.append(name)
                 continue
@@ -116,7 +114,7 @@ async def _apply(
             try:
                 async with raw.transaction():
                     await raw.execute(f"SET LOCAL lock_timeout = {int(lock_timeout_ms)}")
-                    await raw.execute("SELECT 1 FROM datasets WHERE id = $1 FOR UPDATE", dataset_id)
+                    await lock(raw, Space.DATASET, dataset_id)
                     upto = min(cutoff_times[dataset_id], us_to_datetime(day_end))
                     await raw.execute(_DELETE_COUNTS, dataset_id, us_to_datetime(day * DAY_US), upto)
                     status = await raw.execute(
@@ -125,9 +123,27 @@ async def _apply(
                         cutoff_times[dataset_id],
                     )
             except (asyncpg.LockNotAvailableError, asyncpg.DeadlockDetectedError):
-                # An ingest holding the dataset's row that widens its days meanwhile can deadlock with us: the
-                # next pass tries again.
+                # An ingest holding the dataset that widens its days meanwhile can deadlock with us: the next pass
+                # tries again.
                 report.skipped.append(f"{name} (dataset {dataset_id})")
                 continue
             report.deleted_rows += int(status.split()[-1])
     return report
+
+
+async def _datasets_in(raw: asyncpg.Connection, partition: str, day: int, datasets: list[asyncpg.Record]) -> list[int]:
+    """The ids of the datasets with rows in the partition of `day`: of those whose recorded days span it (all
+    days for one with none recorded), those that have a row there, asked by id."""
+    when = day_date(day)
+    spanning = [
+        r["id"]
+        for r in datasets
+        if r["first_day"] is None or r["last_day"] is None or r["first_day"] <= when <= r["last_day"]
+    ]
+    if not spanning:
+        return []
+    # The name is built from a date (partition_day matched it), never from input text.
+    found = await raw.fetchmany(
+        f'SELECT $1::integer, EXISTS (SELECT 1 FROM "{partition}" WHERE dataset_id = $1)', [(i,) for i in spanning]
+    )
+    return sorted(r[0] for r in found if r[1])

@@ -5,16 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, Literal
 
 import msgspec
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import dataset_filter
+from app.access import dataset_filter, list_scope, require_dataset
 from app.auth import Principal
+from app.datasets import holds
 from app.datasets.names import check_dataset_name
 from app.datasets.schemas import DatasetDetail, DatasetOut, DatasetPatch, FieldOut
+from app.db.advisory import Space, lock
 from app.db.dataset import Dataset, DatasetField
+from app.db.engine import driver_connection
 from app.errors import not_found
 from app.pagination import CursorCodec, ListEnvelope, paginate
 from app.timefmt import iso_ms, iso_ms_or_none
@@ -37,20 +41,26 @@ def field_out(f: DatasetField) -> FieldOut:
     return FieldOut(name=f.name, types=list(f.types), first_seen=iso_ms(f.first_seen))
 
 
-async def get_dataset(session: AsyncSession, name: str, who: Principal, *, lock: str | None = None) -> Dataset:
+async def get_dataset(
+    session: AsyncSession, name: str, who: Principal, *, hold: Literal["shared", "exclusive"] | None = None
+) -> Dataset:
     """The dataset by name (400 for a bad name, 403 outside the token's datasets, 404 when absent).
 
-    lock="update" (delete) waits for ingests in flight, which hold KEY SHARE on the row; lock="no_key"
-    (patch) does not.
+    hold="exclusive" (delete) waits for the ingests in flight, which hold it shared, and keeps new ones out until
+    this transaction ends; hold="shared" (patch) does not (app/datasets/holds.py). Either way the row is read
+    once the dataset is held.
     """
     check_dataset_name(name)
-    who.require_dataset(name)
-    stmt = select(Dataset).where(Dataset.name == name)
-    if lock == "update":
-        stmt = stmt.with_for_update()
-    elif lock == "no_key":
-        stmt = stmt.with_for_update(key_share=True)
-    found = (await session.execute(stmt)).scalar_one_or_none()
+    require_dataset(who, name)
+    for _ in range(holds.ATTEMPTS):
+        found = (await session.execute(select(Dataset).where(Dataset.name == name))).scalar_one_or_none()
+        if found is None or hold is None:
+            break
+        await lock(session, Space.DATASET, found.id, shared=hold == "shared")
+        again = select(Dataset).where(Dataset.id == found.id).execution_options(populate_existing=True)
+        if (await session.execute(again)).scalar_one_or_none() is not None:
+            return found
+        found = None  # deleted meanwhile; its name may have been given to a new dataset: look again
     if found is None:
         raise not_found("dataset", name, by="name")
     return found
@@ -59,9 +69,7 @@ async def get_dataset(session: AsyncSession, name: str, who: Principal, *, lock:
 async def list_datasets(
     session: AsyncSession, codec: CursorCodec, who: Principal, *, limit: int | None, cursor: str | None
 ) -> ListEnvelope[DatasetOut]:
-    scope = "datasets"
-    if who.datasets is not None:  # a token limited to datasets sees only those
-        scope += ":" + ",".join(sorted(who.datasets))
+    scope = list_scope(who, "datasets")  # a token limited to datasets sees only those
     return await paginate(
         session,
         select(Dataset).where(dataset_filter(who, Dataset.name)),
@@ -92,7 +100,18 @@ async def _planned_rows(session: AsyncSession, dataset_id: int, exact: int) -> i
             text("EXPLAIN (FORMAT JSON) SELECT 1 FROM events WHERE dataset_id = :id"), {"id": dataset_id}
         )
     ).scalar_one()
-    return max(int(exact), int(plan[0]["Plan"]["Plan Rows"]))
+    return max(int(exact), planned_rows(plan[0]["Plan"]))
+
+
+def planned_rows(node: Any) -> int:
+    """The largest row estimate anywhere in a plan: on PostgreSQL its top node's (an Append over the partitions),
+    on Citus that of the plan the shard runs, which Citus nests under its own node (whose estimate is 0)."""
+    if isinstance(node, dict):
+        own = int(node["Plan Rows"]) if isinstance(node.get("Plan Rows"), (int, float)) else 0
+        return max([own, *(planned_rows(v) for v in node.values() if isinstance(v, (dict, list)))])
+    if isinstance(node, list):
+        return max([0, *(planned_rows(v) for v in node)])
+    return 0
 
 
 @dataclass(frozen=True)
@@ -109,25 +128,26 @@ class Activity:
 # equals the events: app/ingest/rollups.py), so a count costs the minutes a dataset has events in, not its events.
 # Exact up to this many minutes (two weeks of a steady feed), then the planner's estimate.
 LIST_EXACT_MINUTES = 20_000
-_ACTIVITY = text(
-    """
-    SELECT d.name, d.id,
-           (SELECT max(e.time) FROM events e WHERE e.dataset_id = d.id) AS last_event,
-           c.minutes, c.events,
-           (SELECT coalesce(sum(r.count), 0) FROM event_rollups r
-             WHERE r.dataset_id = d.id AND r.minute > :hour_ago AND r.minute <= :now) AS last_hour
-    FROM datasets d,
-         LATERAL (SELECT count(*) AS minutes, coalesce(sum(s.count), 0) AS events
-                  FROM (SELECT r.count FROM event_rollups r WHERE r.dataset_id = d.id LIMIT :cap) s) c
-    WHERE d.name = ANY(CAST(:names AS text[]))
-    """
-)
+_IDS = text("SELECT name, id FROM datasets WHERE name = ANY(CAST(:names AS text[]))")
+# One statement per dataset, by its id (on Citus each goes to the dataset's shard), all sent in one round trip.
+_ACTIVITY = """
+SELECT (SELECT max(time) FROM events WHERE dataset_id = $1) AS last_event, c.minutes, c.events,
+       (SELECT coalesce(sum(count), 0) FROM event_rollups
+         WHERE dataset_id = $1 AND minute > $2 AND minute <= $3) AS last_hour
+FROM (SELECT count(*) AS minutes, coalesce(sum(s.count), 0) AS events
+      FROM (SELECT count FROM event_rollups WHERE dataset_id = $1 LIMIT $4) s) c
+"""
 
 
 async def activity(session: AsyncSession, names: Sequence[str], now: datetime) -> dict[str, Activity]:
-    params = {"names": list(names), "cap": LIST_EXACT_MINUTES, "now": now, "hour_ago": now - timedelta(hours=1)}
+    ids = [(name, int(i)) for name, i in (await session.execute(_IDS, {"names": list(names)})).all()]
+    if not ids:
+        return {}
+    conn = await driver_connection(session)
+    hour_ago = now - timedelta(hours=1)
+    rows = await conn.fetchmany(_ACTIVITY, [(i, hour_ago, now, LIST_EXACT_MINUTES) for _, i in ids])
     found = {}
-    for name, dataset_id, last_event, minutes, events, last_hour in (await session.execute(_ACTIVITY, params)).all():
+    for (name, dataset_id), (last_event, minutes, events, last_hour) in zip(ids, rows, strict=True):
         exact = int(minutes) < LIST_EXACT_MINUTES
         count = int(events) if exact else await _planned_rows(session, dataset_id, int(events))
         found[name] = Activity(count, exact, last_event, int(last_hour))
@@ -181,10 +201,11 @@ async def update_dataset(session: AsyncSession, ds: Dataset, patch: DatasetPatch
 async def delete_dataset(session: AsyncSession, ds: Dataset) -> None:
     """Delete a dataset, its fields, its events and their per-minute counts in one transaction.
 
-    `ds` was loaded FOR UPDATE, which waits for ingests in flight (they hold KEY SHARE on the row) and keeps
-    new ones out until this commits.
+    `ds` is held exclusively (get_dataset), which waited for ingests in flight (they hold it shared) and keeps
+    new ones out until this commits. Its fields go by its id too, not by the foreign key's cascade from the
+    `datasets` row: on Citus that is one shard's delete, not a cascade from a reference table to every shard.
     """
-    await session.execute(text("DELETE FROM events WHERE dataset_id = :id"), {"id": ds.id})
-    await session.execute(text("DELETE FROM event_rollups WHERE dataset_id = :id"), {"id": ds.id})
+    for table in ("events", "event_rollups", "dataset_fields"):
+        await session.execute(text(f"DELETE FROM {table} WHERE dataset_id = :id"), {"id": ds.id})
     await session.execute(delete(Dataset).where(Dataset.id == ds.id))
     await session.commit()

@@ -3,8 +3,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Controller, Request, get, post
-from litestar.datastructures import State
-from litestar.di import Provide
 from litestar.params import Parameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -12,14 +10,9 @@ from app.access import requires
 from app.auth import principal
 from app.deliveries import service
 from app.deliveries.schemas import DeliveryOut, PreviewOut, PreviewRequest
-from app.deliveries.sending import DeliveryEnv
 from app.notifiers.controllers import READ, WRITE
 from app.pagination import CursorCodec, Limit, ListEnvelope
-
-
-def provide_delivery_env(state: State) -> DeliveryEnv:
-    env: DeliveryEnv = state.delivery_env
-    return env
+from app.services import Services
 
 
 class NotifierDeliveryController(Controller):
@@ -27,23 +20,22 @@ class NotifierDeliveryController(Controller):
 
     path = "/v1/notifiers"
     tags = ["notifiers"]
-    dependencies = {"denv": Provide(provide_delivery_env, sync_to_thread=False)}
 
     @post("/{notifier_id:str}/test", status_code=201, opt=WRITE)
-    async def send_test(self, db: AsyncSession, denv: DeliveryEnv, notifier_id: str) -> DeliveryOut:
+    async def send_test(self, db: AsyncSession, services: Services, notifier_id: str) -> DeliveryOut:
         """Send a test message now.
 
         Returns the delivery with its outcome. Needs `notifiers:write`."""
-        return await service.send_test(db, denv, notifier_id)
+        return await service.send_test(db, services.delivery_env, notifier_id)
 
     @post("/{notifier_id:str}/preview", status_code=200, opt=READ)
     async def preview(
-        self, db: AsyncSession, denv: DeliveryEnv, notifier_id: str, data: PreviewRequest | None = None
+        self, db: AsyncSession, services: Services, notifier_id: str, data: PreviewRequest | None = None
     ) -> PreviewOut:
         """Preview a notifier's message, without sending it.
 
         The message rendered for `event` (a test event when absent). Needs `notifiers:read`."""
-        return await service.preview(db, denv, notifier_id, data.event if data else None)
+        return await service.preview(db, services.delivery_env, notifier_id, data.event if data else None)
 
     @get("/{notifier_id:str}/deliveries", opt=READ)
     async def deliveries(
@@ -64,7 +56,6 @@ class NotifierDeliveryController(Controller):
 class DeliveryController(Controller):
     path = "/v1/deliveries"
     tags = ["deliveries"]
-    dependencies = {"denv": Provide(provide_delivery_env, sync_to_thread=False)}
 
     @get("/", opt=READ)
     async def list(
@@ -102,9 +93,9 @@ class DeliveryController(Controller):
     # A delivery belongs to its monitor's dataset (app/access.py): a limited token retries its own.
     @post("/{delivery_id:str}/retry", status_code=200, opt=requires("notifiers:write"))
     async def retry(
-        self, request: Request[Any, Any, Any], db: AsyncSession, denv: DeliveryEnv, delivery_id: str
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, delivery_id: str
     ) -> DeliveryOut:
         """Retry a failed delivery now.
 
         409 while it is being sent or once it has succeeded. Needs `notifiers:write`."""
-        return await service.retry(db, denv, principal(request), delivery_id)
+        return await service.retry(db, services.delivery_env, principal(request), delivery_id)

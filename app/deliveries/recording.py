@@ -19,12 +19,12 @@ from typing import NamedTuple
 
 import asyncpg
 
-from adapters.base import DeliveryResult
+from adapters.contract import DeliveryResult
 from app.db.engine import autocommit_connection
+from app.db.unavailable import database_unavailable
 from app.deliveries import streams
 from app.deliveries.leases import Claimed
 from app.deliveries.sending import ERROR_LIMIT, DeliveryEnv, observe, outcome_of
-from app.errors import database_unavailable
 from app.notifiers.service import DISABLED_FOR_GOOD, gone_reason
 from app.timefmt import utcnow
 

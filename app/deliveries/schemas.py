@@ -5,7 +5,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from adapters.base import Event
+from adapters.contract import Event
 from app.schemas import RequestBody
 
 # deferred: waiting for its notifier's mute to end; superseded: not sent, a later message of its stream said

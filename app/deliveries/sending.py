@@ -6,6 +6,7 @@ lease) and by `test` and `retry` (one transaction around all three: the row is t
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -18,7 +19,8 @@ import msgspec
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from adapters.base import Adapter, AdapterContext, DeliveryResult, Event, TemplateFailure
+from adapters.base import Adapter
+from adapters.contract import AdapterContext, AdapterSettings, DeliveryResult, Event, TemplateFailure
 from adapters.http import DETAIL_LIMIT, MAX_RETRY_AFTER_SECONDS, HttpSender, redact
 from app.db.delivery import Delivery, DeliveryAttempt
 from app.db.notifier import Notifier
@@ -43,6 +45,11 @@ class DeliveryEnv:
     http: HttpSender
     sessionmaker: async_sessionmaker[AsyncSession]
     metrics: Metrics = field(default_factory=Metrics)
+
+    @functools.cached_property
+    def adapter_settings(self) -> AdapterSettings:
+        """The part of the settings adapters see (made once: every send's context holds it)."""
+        return self.settings.for_adapters()
 
 
 def retry_delay(
@@ -118,7 +125,7 @@ class Destination:
 
     def adapter(self, env: DeliveryEnv, message_id: str) -> Adapter[Any]:
         context = AdapterContext(
-            settings=env.settings,
+            settings=env.adapter_settings,
             http=env.http,
             message_id=message_id,
             signing_secrets=self.signing_secrets,
@@ -191,7 +198,7 @@ async def attempt(session: AsyncSession, env: DeliveryEnv, delivery: Delivery) -
     if isinstance(plan, str):
         return plan
     started, clock = utcnow(), time.monotonic()
-    result = await send_once(plan.adapter, plan.event)
+    result = await send_once(plan.adapter, plan.event, limit=send_limit(env.settings))
     seconds = time.monotonic() - clock
     done = record(session, env, delivery, result, started, int(seconds * 1000))
     if result.gone and notifier is not None:
@@ -210,11 +217,9 @@ def send_limit(settings: Settings) -> float:
     return min(2 * settings.http_timeout_seconds + 5, settings.delivery_lease_seconds / 2)
 
 
-async def send_once(adapter: Adapter[Any], event: Event, *, limit: float | None = None) -> DeliveryResult:
-    """Render, then send, taking at most `limit` seconds (`send_limit` by default); a template failure sends
-    nothing and is not retried."""
-    if limit is None:
-        limit = send_limit(adapter.context.settings)
+async def send_once(adapter: Adapter[Any], event: Event, *, limit: float) -> DeliveryResult:
+    """Render, then send, taking at most `limit` seconds (`send_limit`); a template failure sends nothing and is
+    not retried."""
     try:
         message = adapter.render(event)
     except TemplateFailure as exc:

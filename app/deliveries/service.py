@@ -12,7 +12,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from adapters.base import Event, TemplateFailure
+from adapters.contract import Event, TemplateFailure
 from adapters.http import redact_value
 from app.access import delivery_filter
 from app.auth import Principal

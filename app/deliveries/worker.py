@@ -33,7 +33,6 @@ import secrets
 import time
 from collections import Counter, deque
 from datetime import datetime
-from typing import Any
 
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -42,12 +41,12 @@ from adapters.http import HttpSender
 from app.db.delivery import Delivery
 from app.db.engine import driver_connection, make_engine, make_sessionmaker
 from app.db.notifier import Notifier
+from app.db.unavailable import database_unavailable
 from app.deliveries import streams
 from app.deliveries.leases import CLAIM_DUE, CLAIM_UNMUTED, Claimed, Lease, LeaseKeeper, release, release_claim
 from app.deliveries.recording import Recorder, Sent
 from app.deliveries.sending import TEST_KIND, DeliveryEnv, Destination, prepare, reusable, send_limit, send_once
 from app.deliveries.timers import WakeTimer
-from app.errors import database_unavailable
 from app.notifiers.service import build_notifier_env
 from app.settings import Settings
 from app.timefmt import utcnow
@@ -65,7 +64,8 @@ FROM notifiers WHERE id = ANY($1::text[])"""
 
 
 class Dispatcher:
-    """One per process: the sends in flight, the claimed rows waiting for a slot, the outcomes to record."""
+    """One per process (a server's is a member of its Services; a tool makes its own): the sends in flight, the
+    claimed rows waiting for a slot, the outcomes to record."""
 
     def __init__(self, env: DeliveryEnv) -> None:
         self.env = env
@@ -388,42 +388,21 @@ def _decrement(counter: Counter[str], key: str) -> None:
         del counter[key]
 
 
-def dispatcher_of(app_state: Any) -> Dispatcher:
-    """The process's dispatcher (made on first use), kept on the app's state."""
-    dispatcher: Dispatcher | None = getattr(app_state, "delivery_dispatcher", None)
-    if dispatcher is None:
-        dispatcher = Dispatcher(app_state.delivery_env)
-        app_state.delivery_dispatcher = dispatcher
-    return dispatcher
-
-
-def serve(app_state: Any) -> None:
+def serve(dispatcher: Dispatcher) -> None:
     """A server's one way to start claims: the scheduler's poll, and the wake-ups of whatever queued messages
     (the monitor loop, routing, an evaluation asked for). Runs the dispatcher in the background and claims
     what is due now; a wake-up during a claim asks for one more."""
-    dispatcher = dispatcher_of(app_state)
     dispatcher.serving = True
     dispatcher.wake()
 
 
-async def deliver_due(app_state: Any, *, limit: int = 200) -> int:
+async def deliver_due(dispatcher: Dispatcher, *, limit: int = 200) -> int:
     """Send what is due. In a server (the dispatcher runs in the background) this only wakes it and returns 0;
     otherwise it sends at most `limit` and waits for them: returns the number of attempts made."""
-    dispatcher = dispatcher_of(app_state)
     if dispatcher.serving:
         dispatcher.wake()
         return 0
     return await dispatcher.run_due(limit)
-
-
-async def stop_dispatcher(app_state: Any, grace: float) -> None:
-    dispatcher: Dispatcher | None = getattr(app_state, "delivery_dispatcher", None)
-    if dispatcher is not None:
-        await dispatcher.stop(grace)
-
-
-class _State:
-    delivery_env: DeliveryEnv
 
 
 ANYTHING_DUE = f"""
@@ -442,15 +421,14 @@ async def run_until_idle(settings: Settings, *, max_ticks: int = 100_000) -> int
     engine = make_engine(settings.database_url or "", pool_size=min(settings.delivery_concurrency, 20))
     notifier_env = build_notifier_env(settings)
     http = HttpSender(notifier_env.guard, timeout=settings.http_timeout_seconds)
-    state = _State()
-    state.delivery_env = DeliveryEnv(settings, notifier_env, http, make_sessionmaker(engine))
+    dispatcher = Dispatcher(DeliveryEnv(settings, notifier_env, http, make_sessionmaker(engine)))
     total = 0
     try:
         for _ in range(max_ticks):
-            made = await deliver_due(state, limit=1_000_000)
+            made = await deliver_due(dispatcher, limit=1_000_000)
             total += made
             if made == 0:
-                if not await _anything_due(state.delivery_env):
+                if not await _anything_due(dispatcher.env):
                     break
                 await asyncio.sleep(0.02)  # another process holds what is due; look again
     finally:

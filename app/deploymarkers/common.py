@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 import msgspec
 
 from app.annotations.service import DESCRIPTION_CHARS, TITLE_CHARS
-from app.auth import Principal
 from app.errors import BeaconError
 from app.inputs import check_json_body
 from app.schemas import TIME_RANGE, in_time_range
@@ -61,12 +60,6 @@ def split_text(text: str, param: str) -> tuple[str, str | None]:
         return title, None
     description = text if len(text) <= DESCRIPTION_CHARS else text[: DESCRIPTION_CHARS - 1] + "…"
     return title, description
-
-
-def datasets_for(who: Principal) -> list[str]:
-    """Where a marker that names no dataset goes: environment-wide for an unlimited token; a dataset-limited
-    token's own datasets otherwise (it may not write environment-wide annotations)."""
-    return list(who.datasets) if who.datasets is not None else []
 
 
 def bounded(value: Any, param: str, limit: int = 16_384) -> Any:

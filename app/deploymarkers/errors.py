@@ -12,7 +12,9 @@ from typing import Any
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from app.errors import BeaconError, database_unavailable, from_http
+from app.db.unavailable import database_unavailable
+from app.errors import BeaconError
+from app.http_errors import from_http
 from app.request_ids import request_id_for
 
 log = logging.getLogger("beacon.deploymarkers")

@@ -24,19 +24,19 @@ from litestar import Request, Response, Router, delete, get, patch, post, put
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import annotation_filter
+from app.access import annotation_filter, requires, unnamed_annotation_datasets
 from app.annotations import service
 from app.auth import principal
 from app.datasets.names import is_dataset_name
 from app.db.annotation import Annotation
-from app.deploymarkers.common import bounded, datasets_for, decode, from_unix, split_text, unix_ms
+from app.deploymarkers.common import bounded, decode, from_unix, split_text, unix_ms
 from app.deploymarkers.errors import exception_handlers, grafana_shape
 from app.errors import BeaconError
 from app.routing.labels import MAX_LABELS, MAX_VALUE_CHARS, is_label_name
 from app.timefmt import utcnow
 
-READ = {"scope": "annotations:read"}
-WRITE = {"scope": "annotations:write"}
+READ = requires("annotations:read")
+WRITE = requires("annotations:write")
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 5_000
 SCAN_ROWS = 20_000  # rows read at most to match `tags`
@@ -162,7 +162,7 @@ async def add(request: Request[Any, Any, Any], db: AsyncSession) -> Response[dic
         type=kind,
         title=title,
         description=description,
-        datasets=_dataset(body.dashboardUID) or datasets_for(who),
+        datasets=_dataset(body.dashboardUID) or unnamed_annotation_datasets(who),
         time=time,
         end_time=end_time,
         labels=labels,
@@ -193,7 +193,7 @@ async def add_graphite(request: Request[Any, Any, Any], db: AsyncSession) -> Res
         type=kind,
         title=title,
         description=description,
-        datasets=datasets_for(who),
+        datasets=unnamed_annotation_datasets(who),
         time=from_unix(body.when, "when") if body.when else now,
         labels=labels,
         origin="grafana",

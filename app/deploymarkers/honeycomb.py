@@ -20,7 +20,7 @@ from litestar import Request, Router, delete, get, post, put
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import annotation_filter
+from app.access import annotation_filter, requires
 from app.annotations import service
 from app.auth import principal
 from app.datasets.names import check_dataset_name
@@ -30,8 +30,8 @@ from app.deploymarkers.errors import exception_handlers, honeycomb_shape
 from app.errors import BeaconError
 from app.timefmt import utcnow
 
-READ = {"scope": "annotations:read"}
-WRITE = {"scope": "annotations:write"}
+READ = requires("annotations:read")
+WRITE = requires("annotations:write")
 ALL = "__all__"  # Honeycomb's name for the environment: its markers are on every dataset's charts
 LISTED = 1_000  # newest markers a list answers with (Honeycomb's list has no pages)
 

@@ -20,9 +20,10 @@ from litestar import Request, Response, Router, post
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.checks import http_url_problem
+from app.access import requires, unnamed_annotation_datasets
 from app.annotations import service
 from app.auth import principal
-from app.deploymarkers.common import bounded, datasets_for, decode, split_text
+from app.deploymarkers.common import bounded, decode, split_text
 from app.deploymarkers.errors import exception_handlers, pagerduty_shape
 from app.errors import BeaconError
 from app.routing.labels import MAX_LABELS, MAX_VALUE_CHARS, is_label_name
@@ -73,7 +74,7 @@ def _labels(details: dict[str, Any]) -> dict[str, str]:
     return dict(sorted(labels.items())[:MAX_LABELS])
 
 
-@post(PATH, status_code=202, opt={"scope": "annotations:write"})
+@post(PATH, status_code=202, opt=requires("annotations:write"))
 async def enqueue(request: Request[Any, Any, Any], db: AsyncSession) -> Response[dict[str, str]]:
     who = principal(request)
     event = decode(await request.body(), ChangeEvent)
@@ -97,7 +98,7 @@ async def enqueue(request: Request[Any, Any, Any], db: AsyncSession) -> Response
         type="change",
         title=title,
         description=description,
-        datasets=datasets_for(who),
+        datasets=unnamed_annotation_datasets(who),
         time=_time(payload.timestamp, now),
         url=url if url and len(url) <= 2048 else None,
         labels=_labels(details),

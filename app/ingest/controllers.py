@@ -9,6 +9,7 @@ from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, Requ
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_dataset, requires
 from app.auth import principal
 from app.datasets.names import check_dataset_name
 from app.errors import BeaconError
@@ -17,6 +18,7 @@ from app.ingest.bodies import BodyReader, body_format, check_declared_length, is
 from app.ingest.limits import IngestLimits
 from app.ingest.schemas import IngestResult
 from app.ingest.timestamps import make_reader
+from app.services import Services
 from app.settings import asyncpg_dsn
 from app.timefmt import utcnow
 
@@ -52,23 +54,10 @@ class IngestOperation(Operation):
         )
 
 
-def _limits(request: Request[Any, Any, Any]) -> IngestLimits:
-    settings = request.app.state.settings
-    return IngestLimits(max_decompressed_bytes=settings.ingest_max_decompressed_bytes)
-
-
-def _caches(request: Request[Any, Any, Any]) -> service.IngestCaches:
-    state = request.app.state
-    if "ingest_caches" not in state:  # one per app (per process): created on first use, no import-time state
-        state.ingest_caches = service.IngestCaches()
-    caches: service.IngestCaches = state.ingest_caches
-    return caches
-
-
 @post(
     "/v1/ingest/{dataset:str}",
     status_code=200,
-    opt={"scope": "ingest"},
+    opt=requires("ingest"),
     tags=["ingest"],
     # The size caps are ours (bodies.py), so that the 413 message states the body's size and the limit.
     request_max_body_size=sys.maxsize,
@@ -80,6 +69,7 @@ async def ingest(
     request: Request[Any, Any, Any],
     dataset: str,
     db: AsyncSession,
+    services: Services,
     timestamp_field: TimestampField = None,
     timestamp_format: TimestampFormat = None,
 ) -> IngestResult:
@@ -87,10 +77,10 @@ async def ingest(
     Each event's time is its timestamp field's value (or its arrival); nested objects flatten to dot paths. The
     accepted events are committed before the 200, which counts them and the ones that failed. Needs `ingest`."""
     check_dataset_name(dataset)
-    principal(request).require_dataset(dataset)
+    require_dataset(principal(request), dataset)
     fmt = body_format(request.headers.get("content-type"))
     gzip = is_gzip(request.headers.get("content-encoding"))
-    limits = _limits(request)
+    limits = IngestLimits(max_decompressed_bytes=services.settings.ingest_max_decompressed_bytes)
     check_declared_length(request.headers.get("content-length"), limits)
     if timestamp_field == "":
         raise BeaconError("invalid_parameter", "`timestamp-field` must not be empty.", param="timestamp-field")
@@ -114,10 +104,9 @@ async def ingest(
         req,
         body,
         limits=limits,
-        caches=_caches(request),
-        dsn=asyncpg_dsn(request.app.state.settings.database_url),
+        caches=services.ingest_caches,
+        dsn=asyncpg_dsn(services.settings.database_url or ""),
     )
-    metrics = request.app.state.metrics
-    metrics.events_ingested.inc(result.ingested)
-    metrics.events_failed.inc(result.failed)
+    services.metrics.events_ingested.inc(result.ingested)
+    services.metrics.events_failed.inc(result.failed)
     return result

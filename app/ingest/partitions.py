@@ -14,10 +14,10 @@ from datetime import UTC, date, datetime, timedelta
 
 import asyncpg
 
+from app.db.advisory import Space, lock
+
 PARTITION_PREFIX = "events_"
 _EPOCH_DATE = date(1970, 1, 1)
-# First key of pg_advisory_xact_lock(int, int): this module's namespace; the second key is the day number.
-_LOCK_NAMESPACE = 0x0B7A0001
 
 
 def day_date(day: int) -> date:
@@ -59,7 +59,7 @@ async def create_partition(conn: asyncpg.Connection, day: int) -> bool:
     """Create and attach the partition for `day` unless it exists; True when this call created it."""
     name = partition_name(day)
     async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock($1, $2)", _LOCK_NAMESPACE, day)
+        await lock(conn, Space.PARTITION_DAY, day)  # the second key is the day number
         attached = await conn.fetchval(
             "SELECT EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass($1) "
             "AND inhparent = 'events'::regclass)",

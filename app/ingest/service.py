@@ -1,9 +1,9 @@
 """Ingesting one request: read and parse the body as it streams in, COPY rows in chunks, all in one transaction.
 
-The request's transaction holds a KEY SHARE lock on its dataset row (so a concurrent dataset delete waits
-for it), every COPY chunk, the field upserts and the per-minute counts (app/ingest/rollups.py); it commits
-only when the whole body has been read and parsed, so a 200 means durable and any failure (a cap, corrupt
-gzip, a bad JSON array) stores nothing.
+The request's transaction holds its dataset (a shared advisory lock on its id: app/datasets/holds.py, so a
+concurrent dataset delete waits for it) and holds every COPY chunk, the field upserts and the per-minute counts
+(app/ingest/rollups.py); it commits only when the whole body has been read and parsed, so a 200 means durable
+and any failure (a cap, corrupt gzip, a bad JSON array) stores nothing.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
-from litestar.datastructures import State
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.datasets.holds import hold_or_create
 from app.db.engine import driver_connection
 from app.errors import BeaconError
 from app.ingest import copyfmt
@@ -38,19 +37,12 @@ from app.result_warnings import ResultWarning
 
 @dataclass
 class IngestCaches:
-    """Per-process knowledge that spares the database a round trip: partitions and recorded fields."""
+    """Per-process knowledge that spares the database a round trip: partitions and recorded fields (one per
+    process, in the app's Services)."""
 
     partitions: PartitionCache = field(default_factory=PartitionCache)
     fields: FieldCache = field(default_factory=FieldCache)
     days: DayBounds = field(default_factory=DayBounds)
-
-
-def caches_of(state: State) -> IngestCaches:
-    """The app's (the process's) caches: created on first use, no import-time state."""
-    if "ingest_caches" not in state:
-        state.ingest_caches = IngestCaches()
-    caches: IngestCaches = state.ingest_caches
-    return caches
 
 
 @dataclass(frozen=True)
@@ -63,26 +55,15 @@ class IngestRequest:
     arrival: datetime
 
 
-_SELECT_DATASET = text("SELECT id FROM datasets WHERE name = :name FOR KEY SHARE")
-_INSERT_DATASET = text("INSERT INTO datasets (name) VALUES (:name) ON CONFLICT (name) DO NOTHING RETURNING id")
-
-
 async def lock_dataset(session: AsyncSession, name: str) -> int:
-    """The dataset's id, creating it if needed, locked against deletion until this transaction ends."""
+    """The dataset's id, creating it if needed, held against deletion until this transaction ends."""
     dataset_id, _ = await lock_or_create_dataset(session, name)
     return dataset_id
 
 
 async def lock_or_create_dataset(session: AsyncSession, name: str) -> tuple[int, bool]:
     """As `lock_dataset`, and whether this transaction created it."""
-    for _ in range(3):
-        found = (await session.execute(_SELECT_DATASET, {"name": name})).scalar_one_or_none()
-        if found is not None:
-            return int(found), False
-        created = (await session.execute(_INSERT_DATASET, {"name": name})).scalar_one_or_none()
-        if created is not None:
-            return int(created), True
-    raise BeaconError("conflict", f"The dataset {name!r} is being deleted; retry the request.")
+    return await hold_or_create(session, name)
 
 
 class ChunkWriter:

@@ -1,9 +1,10 @@
 """Many threshold monitors' queries in one statement.
 
-Threshold monitors whose queries compile to the same SQL text (the same query shape and window: only the
-literals differ, e.g. `where k == 3` and `where k == 4`, all evaluated at the batch's one `now`) run as one
-statement: the parameters that differ become rows of `unnest(...)`, and each row runs the monitor's own SQL
-as a `LATERAL` subquery with its own `LIMIT`:
+Threshold monitors of one dataset whose queries compile to the same SQL text (the same query shape and window:
+only the literals differ, e.g. `where k == 3` and `where k == 4`, all evaluated at the batch's one `now`) run as
+one statement (app/monitors/evaluation.py groups them; per dataset, so that the dataset id stays a parameter and
+on Citus the statement goes to that dataset's shard): the parameters that differ become rows of `unnest(...)`,
+and each row runs the monitor's own SQL as a `LATERAL` subquery with its own `LIMIT`:
 
     SELECT b.i, q.* FROM unnest($1::integer[], $2::jsonb[]) AS b(i, a4) CROSS JOIN LATERAL (<the SQL>) AS q
 

@@ -6,6 +6,7 @@ from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import admit, requires
 from app.auth import principal
 from app.deliveries.worker import serve
 from app.monitors import service
@@ -20,9 +21,10 @@ from app.monitors.schemas import (
 )
 from app.pagination import CursorCodec, Limit, ListEnvelope
 from app.routing.jobs import wake
+from app.services import Services
 
-READ = {"scope": "monitors:read"}
-WRITE = {"scope": "monitors:write"}
+READ = requires("monitors:read")
+WRITE = requires("monitors:write")
 
 
 class MonitorController(Controller):
@@ -61,37 +63,50 @@ class MonitorController(Controller):
 
     @patch("/{monitor_id:str}", opt=WRITE)
     async def update(
-        self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str, data: MonitorUpdate
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        services: Services,
+        monitor_id: str,
+        data: MonitorUpdate,
     ) -> MonitorSaved:
         """Update a monitor.
 
         Partial: absent fields stay as they are. Needs `monitors:write`."""
-        base_url = request.app.state.settings.base_url
+        base_url = services.settings.base_url
         out = await service.update_monitor(db, principal(request), monitor_id, data, base_url=base_url)
-        wake(request.app.state.routing_env)  # its alerts may have changed
+        wake(services.routing_env)  # its alerts may have changed
         return out
 
     @delete("/{monitor_id:str}", status_code=204, opt=WRITE)
-    async def remove(self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str) -> None:
+    async def remove(
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, monitor_id: str
+    ) -> None:
         """Delete a monitor.
 
         Needs `monitors:write`."""
         await service.delete_monitor(db, principal(request), monitor_id)
-        wake(request.app.state.routing_env)  # its alerts resolved
+        wake(services.routing_env)  # its alerts resolved
 
     @post("/{monitor_id:str}/evaluate", status_code=200, opt=READ)
     async def evaluate(
-        self, request: Request[Any, Any, Any], db: AsyncSession, monitor_id: str, data: EvaluateRequest | None = None
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        services: Services,
+        monitor_id: str,
+        data: EvaluateRequest | None = None,
     ) -> EvaluationOut:
         """Evaluate now. `{"dry_run": true}` (monitors:read) changes nothing and notifies no one; a real run
         (monitors:write) records and notifies like a run of the loop."""
-        state = request.app.state
         dry_run = data.dry_run if data is not None else False
+        if not dry_run:  # a real run records and notifies: a change, which the route's read scope does not cover
+            admit(principal(request), WRITE)
         out, deliveries = await service.evaluate_now(
-            db, state.routing_env, principal(request), monitor_id, dry_run=dry_run
+            db, services.routing_env, principal(request), monitor_id, dry_run=dry_run
         )
-        if deliveries and state.settings.run_scheduler:
-            serve(state)  # the process's delivery worker sends them now
+        if deliveries and services.settings.run_scheduler:
+            serve(services.dispatcher)  # the process's delivery worker sends them now
         return out
 
     @get("/{monitor_id:str}/history", opt=READ)

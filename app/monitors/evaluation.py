@@ -157,7 +157,9 @@ async def observe_many(
     (app/monitors/batching.py); the rest, and every monitor of a shared statement that failed, run alone."""
     found: list[Observation | None] = [None] * len(batch)
     compiled: dict[int, _Planned] = {}  # by place in the batch: what runs alone is not compiled again
-    shapes: dict[str, list[_Planned]] = {}
+    # One statement per SQL text and dataset: the dataset id stays a parameter (on Citus the statement then goes to
+    # the dataset's shard; an id taken from a row of the batch would send it to every shard).
+    shapes: dict[tuple[str, int], list[_Planned]] = {}
     for at, (monitor, dataset_id, window) in enumerate(batch):
         if monitor.type != "threshold" or dataset_id is None:
             continue
@@ -166,7 +168,7 @@ async def observe_many(
         except (QueryError, OverflowError):
             continue  # alone, it reports the error as always
         compiled[at] = _Planned(at, monitor, statement, shape)
-        shapes.setdefault(statement.sql, []).append(compiled[at])
+        shapes.setdefault((statement.sql, dataset_id), []).append(compiled[at])
     # A shared statement runs under the smallest of its monitors' timeouts (`statement_timeout`, the one every
     # evaluation has): finished in time, each monitor's part was too, so no monitor gets an answer it would not
     # get alone; cut off, its monitors run alone below, each under its own.

@@ -1,12 +1,13 @@
 """One evaluation of one monitor, written as an outbox.
 
-The caller holds the monitor row locked (`FOR UPDATE`; `SKIP LOCKED` in the loop's claim, which takes a batch
-of due monitors per transaction: `evaluate_many`) in the session's transaction and commits afterwards: the query,
-the new state, the monitor events, the annotation and the monitor's alerts land in that one commit, or none of
-them do. The alerts then go through the one notification pipeline (app/routing/pipeline.py): the caller wakes
-the router after its commit, which queues the messages (a monitor's own notifiers get them at once: its route
-has no group_wait). So a change is recorded and notified exactly once however many server processes run the
-loop, and a process that dies mid-evaluation leaves the monitor due, with nothing half-written.
+The caller holds the monitor (an advisory lock on its id, app/db/advisory.py; a try-lock in the loop's claim,
+which takes a batch of due monitors per transaction: `evaluate_many`) in the session's transaction and commits
+afterwards: the query, the new state, the monitor events, the annotation and the monitor's alerts land in that
+one commit, or none of them do. The alerts then go through the one notification pipeline
+(app/routing/pipeline.py): the caller wakes the router after its commit, which queues the messages (a monitor's
+own notifiers get them at once: its route has no group_wait). So a change is recorded and notified exactly once
+however many server processes run the loop, and a process that dies mid-evaluation leaves the monitor due, with
+nothing half-written.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import monitor_filter
+from app.access import monitor_filter, require_dataset
 from app.auth import Principal
+from app.db.advisory import Space, lock
 from app.db.dataset import Dataset
 from app.db.monitor import Monitor
 from app.db.monitor_event import MonitorEvent
@@ -40,6 +41,7 @@ from app.pagination import CursorCodec, ListEnvelope, paginate
 from app.query import fieldcheck
 from app.query.compiler import Compiled
 from app.request_ids import new_id
+from app.result_warnings import ResultWarning
 from app.routing.env import RoutingEnv
 from app.routing.jobs import run_routing
 from app.timefmt import iso_ms, iso_ms_or_none, utcnow
@@ -102,7 +104,7 @@ def _check(d: Definition, who: Principal, now: datetime) -> Compiled:
         )
     compiled = queries.check(d.type, d.apl, now=now, range_seconds=d.range_seconds, notify_by_group=d.notify_by_group)
     # A monitor reads its dataset on the token holder's behalf: a dataset-limited token may not watch others.
-    who.require_dataset(compiled.query.dataset)
+    require_dataset(who, compiled.query.dataset)
     return compiled
 
 
@@ -219,9 +221,13 @@ def _assign(monitor: Monitor, d: Definition, dataset: str) -> None:
     monitor.labels = d.labels
 
 
-async def _saved(session: AsyncSession, who: Principal, out: MonitorOut, compiled: Compiled) -> MonitorSaved:
-    """The monitor as created or changed, with what its query names that its dataset has never had."""
-    warnings = await fieldcheck.stored_query_warnings(session, who, compiled.query.dataset, compiled.fields)
+async def _warnings(session: AsyncSession, who: Principal, compiled: Compiled) -> list[ResultWarning]:
+    """What the query names that its dataset has never had (or that the dataset does not exist yet). Read before
+    the monitor is committed: a check that fails leaves no monitor behind (a client told 500 must not find one)."""
+    return await fieldcheck.stored_query_warnings(session, who, compiled.query.dataset, compiled.fields)
+
+
+def _saved(out: MonitorOut, warnings: list[ResultWarning]) -> MonitorSaved:
     return MonitorSaved(**msgspec.structs.asdict(out), warnings=warnings)
 
 
@@ -231,6 +237,7 @@ async def create_monitor(session: AsyncSession, who: Principal, data: MonitorCre
     compiled = _check(d, who, now)
     dataset = compiled.query.dataset
     notifier_ids = await _check_notifiers(session, data.notifier_ids)
+    warnings = await _warnings(session, who, compiled)
     spread = min(d.interval_seconds, FIRST_RUN_SPREAD_SECONDS)
     monitor = Monitor(
         id=new_id("mon_"),
@@ -250,14 +257,17 @@ async def create_monitor(session: AsyncSession, who: Principal, data: MonitorCre
     await session.flush()  # the monitor row before its routes (foreign key)
     _set_routes(session, monitor.id, notifier_ids)
     await _commit_routes(session)
-    return await _saved(session, who, to_out(monitor, notifier_ids), compiled)
+    return _saved(to_out(monitor, notifier_ids), warnings)
 
 
 async def get_monitor(session: AsyncSession, who: Principal, monitor_id: str, *, for_update: bool = False) -> Monitor:
-    """The monitor, if `who` may see it: one over a dataset outside the token's is a 404, as an unknown id."""
-    stmt = select(Monitor).where(Monitor.id == monitor_id, monitor_filter(who))
+    """The monitor, if `who` may see it: one over a dataset outside the token's is a 404, as an unknown id.
+
+    `for_update`: held (an advisory lock on its id, not a row lock: on Citus `monitors` is a reference table) until
+    the transaction ends, read once held; an evaluation of the loop holds it too (app/monitors/tick.py)."""
     if for_update:
-        stmt = stmt.with_for_update()
+        await lock(session, Space.MONITOR, monitor_id)
+    stmt = select(Monitor).where(Monitor.id == monitor_id, monitor_filter(who))
     monitor = (await session.execute(stmt)).scalar_one_or_none()
     if monitor is None:
         raise not_found("monitor", monitor_id)
@@ -349,8 +359,9 @@ async def update_monitor(
             bool(notifier_ids) if data.notifier_ids is not UNSET else bool(await runner.routes(session, monitor.id))
         )
         await alerting.refresh(session, monitor, now, link=runner.link_for(base_url, monitor.id), direct=direct)
+    warnings = await _warnings(session, who, compiled)
     await _commit_routes(session)
-    return await _saved(session, who, await render(session, monitor), compiled)
+    return _saved(await render(session, monitor), warnings)
 
 
 async def delete_monitor(session: AsyncSession, who: Principal, monitor_id: str) -> None:
@@ -409,11 +420,9 @@ async def dataset_id(session: AsyncSession, name: str) -> int | None:
 async def evaluate_now(
     session: AsyncSession, renv: RoutingEnv, who: Principal, monitor_id: str, *, dry_run: bool
 ) -> tuple[EvaluationOut, int]:
-    """Evaluate at once, waiting for a run of the loop in progress to finish (the row lock); a real run then
+    """Evaluate at once, waiting for a run of the loop in progress to finish (the monitor's lock); a real run then
     runs the router, which queues its messages. Returns the outcome and how many deliveries were queued."""
     env = renv.delivery
-    if not dry_run:
-        who.require_scope("monitors:write")
     monitor = await get_monitor(session, who, monitor_id, for_update=True)
     report = await runner.evaluate(
         session,

@@ -13,10 +13,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from adapters.base import Adapter, AdapterConfig, ConfigError
-from adapters.guard import DestinationGuard, DestinationRefused
+from adapters.base import Adapter
+from adapters.contract import AdapterConfig, ConfigError
+from adapters.guard import DestinationGuard, DestinationRefused, Resolve
 from adapters.registry import AdapterRegistry
 from adapters.webhook import new_signing_secret
+from app.db.advisory import Space, lock
 from app.db.engine import driver_connection
 from app.db.notifier import Notifier
 from app.errors import BeaconError, not_found
@@ -46,20 +48,23 @@ def gone_reason(delivery_id: str, at: datetime) -> str:
 
 @dataclass(frozen=True)
 class NotifierEnv:
-    """What the notifier service needs from the running app (built once in create_app)."""
+    """What the notifier service needs from the running app (built once, with the app's Services)."""
 
     registry: AdapterRegistry
     box: SecretBox
     guard: DestinationGuard
 
 
-def build_notifier_env(settings: Settings) -> NotifierEnv:
+def build_notifier_env(
+    settings: Settings, *, resolve: Resolve | None = None, guard: DestinationGuard | None = None
+) -> NotifierEnv:
+    """`resolve`: the DNS of the private-network guard (the system's when None); `guard`: the guard itself, made
+    by the caller instead (the fuzz run's, which sends to loopback only)."""
     assert settings.secret_key
-    return NotifierEnv(
-        registry=AdapterRegistry.discover(),
-        box=SecretBox(settings.secret_key),
-        guard=DestinationGuard(allow_private=settings.allow_private_destinations),
-    )
+    if guard is None:
+        guard = DestinationGuard(allow_private=settings.allow_private_destinations)
+        guard = guard if resolve is None else guard.with_resolver(resolve)
+    return NotifierEnv(registry=AdapterRegistry.discover(), box=SecretBox(settings.secret_key), guard=guard)
 
 
 class PreviousSecret(msgspec.Struct):
@@ -199,9 +204,11 @@ async def _commit_named(session: AsyncSession, name: str) -> None:
 
 
 async def get_notifier(session: AsyncSession, notifier_id: str, *, for_update: bool = False) -> Notifier:
-    stmt = select(Notifier).where(Notifier.id == notifier_id)
+    """`for_update`: held until the transaction ends (an advisory lock on its id: on Citus `notifiers` is a
+    reference table, where a row lock would lock them all) and read once held."""
     if for_update:
-        stmt = stmt.with_for_update()
+        await lock(session, Space.NOTIFIER, notifier_id)
+    stmt = select(Notifier).where(Notifier.id == notifier_id)
     notifier = (await session.execute(stmt)).scalar_one_or_none()
     if notifier is None:
         raise not_found("notifier", notifier_id)

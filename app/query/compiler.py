@@ -11,10 +11,10 @@ from app.query import ast
 from app.query.plan import TIME, OrderKey, Planner
 from app.query.types import Params, T, Typed
 
-# $1 is always the dataset id, given after compiling, so type errors need no database; or the dataset's name,
-# which the statement turns into the id itself (an InitPlan: the index and partition pruning work as before).
+# $1 is always the dataset id, given after compiling, so type errors need no database. It is a parameter, never
+# looked up inside the statement: on Citus, where events are distributed by dataset_id, a parameter routes the
+# statement to the dataset's shard, a subquery for it would send it to every shard.
 DATASET_PARAM = "$1::integer"
-DATASET_BY_NAME = "(SELECT id FROM datasets WHERE name = $1::text)"
 
 
 @dataclass(frozen=True)
@@ -79,12 +79,9 @@ class Compiled:
         """Whether the query orders its rows itself (`sort`, `order by`, `top`)."""
         return bool(self.rel.order)
 
-    def statement(
-        self, dataset: int | str, *, limit: int | None, newest_first: bool, json_text: bool = True
-    ) -> Statement:
-        """The SQL with `limit` rows at most (on top of the query's own). `dataset`: its id, or its name for
-        a statement that looks the id up itself. `newest_first`: rows that are events (not aggregated),
-        without a `sort`, come newest first.
+    def statement(self, dataset_id: int, *, limit: int | None, newest_first: bool, json_text: bool = True) -> Statement:
+        """The SQL with `limit` rows at most (on top of the query's own), over the dataset with this id.
+        `newest_first`: rows that are events (not aggregated), without a `sort`, come newest first.
 
         `json_text`: JSON values as text (`::text`), else as JSONB, which only the query pool's sessions hand
         over parsed (app/db/reads.py). Text can be passed on without parsing (an export's events), but
@@ -123,9 +120,7 @@ class Compiled:
         effective = rel.limit if limit is None else limit if rel.limit is None else min(limit, rel.limit)
         sql = self.planner.select_sql(rel, select, order=order, limit=effective, params=params)
         args = list(params.values)
-        args[0] = dataset
-        if isinstance(dataset, str):
-            sql = sql.replace(DATASET_PARAM, DATASET_BY_NAME)
+        args[0] = dataset_id
         sql, args = _compact(sql, args)
         return Statement(sql, args, layout)
 

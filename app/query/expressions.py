@@ -15,21 +15,25 @@ from app.query.errors import QueryError
 from app.query.types import INTEGRAL, NUMERIC, PG_TYPE, Params, T, Typed
 
 Resolver = Callable[[str, int], Typed]
+CallCompiler = Callable[[ast.Call, "Ctx"], Typed]
 
 
 @dataclass
 class Ctx:
     """What compiling an expression needs: the bind parameters, `now` for ago()/now(), the names in scope,
-    and whether aggregations are allowed here (only directly inside `summarize`)."""
+    how function calls compile (app/query/functions.py's `compile_call`, given by the planner: the functions
+    compile their arguments with `compile_expr`, so this module does not import them), and whether aggregations
+    are allowed here (only directly inside `summarize`)."""
 
     params: Params
     now: datetime
     resolve: Resolver
+    compile_call: CallCompiler
     allow_agg: bool = False
     in_agg: bool = False
 
     def inner(self, *, allow_agg: bool, in_agg: bool) -> Ctx:
-        return Ctx(self.params, self.now, self.resolve, allow_agg=allow_agg, in_agg=in_agg)
+        return Ctx(self.params, self.now, self.resolve, self.compile_call, allow_agg=allow_agg, in_agg=in_agg)
 
 
 def compile_expr(node: ast.Expr, ctx: Ctx) -> Typed:
@@ -43,9 +47,7 @@ def compile_expr(node: ast.Expr, ctx: Ctx) -> Typed:
             )
         return ctx.resolve(node.name, node.pos)
     if isinstance(node, ast.Call):
-        from app.query.functions import compile_call  # functions need compile_expr: imported late
-
-        return compile_call(node, ctx)
+        return ctx.compile_call(node, ctx)
     if isinstance(node, ast.Unary):
         return _unary(node, ctx)
     if isinstance(node, ast.Binary):

@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import may_use_dataset
 from app.auth import Principal
 from app.result_warnings import ResultWarning
 
@@ -21,9 +22,9 @@ MAX_KNOWN = 10_000  # names read for "did you mean": past this, suggestions come
 MAX_COMPARED = 300  # of which difflib compares at most these with one name (see `closest`)
 MAX_COMPARED_CHARS = 200
 
-# The field names of a dataset, in one read, for the rare answer that has a field to warn about.
-_KNOWN = "SELECT f.name FROM dataset_fields f JOIN datasets d ON d.id = f.dataset_id WHERE d.name = {} "
-KNOWN_FIELDS_SQL = _KNOWN.format("$1") + f"ORDER BY f.name LIMIT {MAX_KNOWN}"  # asyncpg
+# The field names of a dataset (by its id), in one read, for the rare answer that has a field to warn about.
+_KNOWN = "SELECT name FROM dataset_fields WHERE dataset_id = {} "
+KNOWN_FIELDS_SQL = _KNOWN.format("$1") + f"ORDER BY name LIMIT {MAX_KNOWN}"  # asyncpg
 
 
 def closest(name: str, known: Sequence[str]) -> str | None:
@@ -71,11 +72,11 @@ def unknown_field_warnings(dataset: str, names: Sequence[str], known: Sequence[s
     return out
 
 
-_PRESENT = text(
-    "SELECT d.id, ARRAY(SELECT f.name FROM dataset_fields f WHERE f.dataset_id = d.id AND f.name = ANY(:names)) "
-    "FROM datasets d WHERE d.name = :dataset"
-)
-_KNOWN_FIELDS = text(_KNOWN.format(":dataset") + f"ORDER BY f.name LIMIT {MAX_KNOWN}")
+# The dataset's id first, then its fields by that id: on Citus `datasets` is a reference table and
+# `dataset_fields` is distributed by dataset_id, and a subquery correlated across the two is refused.
+_DATASET_ID = text("SELECT id FROM datasets WHERE name = :dataset")
+_PRESENT = text("SELECT name FROM dataset_fields WHERE dataset_id = :id AND name = ANY(CAST(:names AS text[]))")
+_KNOWN_FIELDS = text(_KNOWN.format(":id") + f"ORDER BY name LIMIT {MAX_KNOWN}")
 DATASETS_SQL = f"SELECT name FROM datasets ORDER BY name LIMIT {MAX_KNOWN}"  # for "did you mean" of a dataset
 _DATASETS = text(DATASETS_SQL)
 
@@ -85,15 +86,18 @@ async def stored_query_warnings(
 ) -> list[ResultWarning]:
     """Warnings for a query kept to run later (a monitor's): its dataset does not exist yet, or it names fields
     the dataset has never had. The closest dataset suggested is one the token may use."""
-    found = (await session.execute(_PRESENT, {"names": list(used), "dataset": dataset})).one_or_none()
-    if found is None:
-        names = [n for n in (await session.execute(_DATASETS)).scalars() if who.can_use_dataset(n)]
+    dataset_id = (await session.execute(_DATASET_ID, {"dataset": dataset})).scalar_one_or_none()
+    if dataset_id is None:
+        names = [n for n in (await session.execute(_DATASETS)).scalars() if may_use_dataset(who, n)]
         suggestion = closest(dataset, names)
         hint = f"; did you mean {suggestion!r}?" if suggestion else "."
         message = f"There is no dataset {dataset!r} yet: the query finds no events until some are ingested{hint}"
         return [ResultWarning(code="unknown_dataset", message=message, field=dataset, suggestion=suggestion)]
-    unknown = missing(used, found[1])
+    if not used:
+        return []
+    present = (await session.execute(_PRESENT, {"id": dataset_id, "names": list(used)})).scalars()
+    unknown = missing(used, set(present))
     if not unknown:
         return []
-    known = list((await session.execute(_KNOWN_FIELDS, {"dataset": dataset})).scalars())
+    known = list((await session.execute(_KNOWN_FIELDS, {"id": dataset_id})).scalars())
     return unknown_field_warnings(dataset, unknown, known)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from app.query.errors import QueryError
-from app.query.timespans import TIMESPAN_UNITS
+from beacon_client.notation.timespans import TIMESPAN_UNITS
 
 
 class Kind(Enum):

@@ -18,7 +18,7 @@ from app.query import ast
 from app.query.coerce import boolean
 from app.query.errors import QueryError
 from app.query.expressions import Ctx, compile_expr, name_part, safe_name_part
-from app.query.functions import AGGREGATIONS
+from app.query.functions import AGGREGATIONS, compile_call
 from app.query.types import Params, T, Typed
 
 TIME = "_time"
@@ -99,7 +99,7 @@ class Planner:
             known = ", ".join(rel.cols) or "none"
             raise QueryError(f"unknown column '{name}' (the columns here are: {known})", pos)
 
-        return Ctx(self.params, self.now, resolve, allow_agg=allow_agg)
+        return Ctx(self.params, self.now, resolve, compile_call, allow_agg=allow_agg)
 
     def expr(self, node: ast.Expr, rel: Rel, *, allow_agg: bool = False) -> Typed:
         """A column's (or a sort key's) expression; a column named alone is taken as it is."""

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from app.query import ast
-from app.query.compiler import DATASET_BY_NAME, Compiled, Statement
+from app.query.compiler import DATASET_PARAM, Compiled, Statement
 from app.query.functions import EPOCH
 from app.query.plan import TIME
 
@@ -87,9 +87,9 @@ def _ceil_minute(t: datetime) -> datetime:
     return floor if floor == t else floor + MINUTE
 
 
-def rollup_statement(compiled: Compiled, events: Statement, limit: int) -> Statement | None:
+def rollup_statement(compiled: Compiled, events: Statement, limit: int, dataset_id: int) -> Statement | None:
     """The statement reading the rollup for `compiled` (whose events statement is `events`: same columns,
-    same layout), or None when the rollup cannot give the same answer. `$1` is the dataset's name."""
+    same layout), or None when the rollup cannot give the same answer. `$1` is the dataset's id, as in `events`."""
     layout = events.layout
     column = layout.columns[0].name if layout.columns else None
     shape = shape_of(compiled.query, column)
@@ -100,13 +100,13 @@ def rollup_statement(compiled: Compiled, events: Statement, limit: int) -> State
     high = None if end is None else end.replace(second=0, microsecond=0)
     if low is not None and high is not None and low >= high:
         return None  # under a minute or two: counting the events is as cheap
-    args: list[Any] = [compiled.query.dataset]
+    args: list[Any] = [dataset_id]
 
     def arg(value: Any, pg_type: str) -> str:
         args.append(value)
         return f"${len(args)}::{pg_type}"
 
-    dataset = DATASET_BY_NAME
+    dataset = DATASET_PARAM
     rollup_where = [f"dataset_id = {dataset}"]
     if low is not None:
         rollup_where.append(f"minute >= {arg(low, 'timestamptz')}")

@@ -14,13 +14,14 @@ import time
 import zlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from datetime import time as dtime
 from functools import lru_cache
 from typing import Any
 
 import asyncpg
 
+from app.access import may_use_dataset, require_dataset
 from app.auth import Principal
 from app.datasets.names import is_dataset_name
 from app.db.reads import read_connection
@@ -67,7 +68,7 @@ def _prepare(apl: str, who: Principal, now: datetime, start: str | None, end: st
     except QueryError as exc:
         raise to_beacon_error(apl, exc) from None
     lower, upper = time_range(start, end, now)
-    who.require_dataset(query.dataset)
+    require_dataset(who, query.dataset)
     try:
         return Compiled(query, now=now, start=lower, end=upper)
     except QueryError as exc:
@@ -78,28 +79,43 @@ def _prepare(apl: str, who: Principal, now: datetime, start: str | None, end: st
 # the dataset has events in.
 NARROW_RANGE = timedelta(days=7)
 
+_DATASET = "SELECT id, first_day, last_day FROM datasets WHERE name = $1"
 
-async def _within_dataset_days(db: asyncpg.Pool | asyncpg.Connection, compiled: Compiled) -> Compiled:
+
+@dataclass(frozen=True)
+class Target:
+    """The queried dataset: its id (every statement names it as a parameter) and its recorded days."""
+
+    id: int
+    first_day: date | None
+    last_day: date | None
+
+
+async def _target(conn: asyncpg.Connection, who: Principal, compiled: Compiled) -> Target:
+    """The dataset the query reads, by name, before any statement over its events: on Citus, where they are
+    distributed by dataset_id, a statement given the id as a parameter goes to the dataset's shard alone, one that
+    looked the name up itself went to every shard. 404 (naming the closest dataset) when there is none."""
+    row = await conn.fetchrow(_DATASET, compiled.query.dataset)
+    if row is None:
+        raise await _not_found(conn, who, compiled)
+    return Target(int(row[0]), row[1], row[2])
+
+
+def _within_dataset_days(compiled: Compiled, target: Target) -> Compiled:
     """The query limited to the days its dataset has events in, as ingest records them (migration 0007a).
 
     PostgreSQL prunes partitions when it plans, by the range's constants: without a lower bound it planned
     and probed every daily partition before `end`, so one dataset with events over 2,000 days made every
-    other dataset's queries take over a second. Clamped, a query reads only partitions of its own days. One
-    short read more, for queries with no `start_time` or a range over a week; NULL days (no events yet, or
-    rows written other than by ingest) leave the query as it was.
+    other dataset's queries take over a second. Clamped, a query reads only partitions of its own days. For
+    queries with no `start_time` or a range over a week; NULL days (no events yet, or rows written other than
+    by ingest) leave the query as it was.
     """
     if compiled.start is not None and compiled.end is not None and compiled.end - compiled.start <= NARROW_RANGE:
         return compiled
-    sql = "SELECT first_day, last_day FROM datasets WHERE name = $1"
-    if isinstance(db, asyncpg.Pool):
-        async with read_connection(db) as conn:
-            days = await conn.fetchrow(sql, compiled.query.dataset)
-    else:
-        days = await db.fetchrow(sql, compiled.query.dataset)
-    if days is None or days[0] is None or days[1] is None:
+    if target.first_day is None or target.last_day is None:
         return compiled
-    first = datetime.combine(days[0], dtime.min, UTC)
-    after_last = datetime.combine(days[1] + timedelta(days=1), dtime.min, UTC)
+    first = datetime.combine(target.first_day, dtime.min, UTC)
+    after_last = datetime.combine(target.last_day + timedelta(days=1), dtime.min, UTC)
     start = first if compiled.start is None else max(compiled.start, first)
     end = after_last if compiled.end is None else min(compiled.end, after_last)
     if (start, end) == (compiled.start, compiled.end):
@@ -109,53 +125,47 @@ async def _within_dataset_days(db: asyncpg.Pool | asyncpg.Connection, compiled: 
 
 @dataclass(frozen=True)
 class Found:
-    dataset_id: int
     min_time: datetime | None  # earliest and latest event time in the queried range
     max_time: datetime | None
     warnings: list[ResultWarning]  # fields the query names that the dataset has never had
 
 
-async def _lookup(conn: asyncpg.Connection, compiled: Compiled, *, check_fields: bool = False) -> Found | None:
-    """The dataset's id, and the earliest and latest event time in the queried range (two short index scans
-    in the pruned partitions), in one round trip; None when there is no such dataset. `check_fields`: which of
-    the fields the query names the dataset has had too (one index probe each), and, only when one is missing,
-    every field name it has (a second read) to suggest the closest."""
-    used = compiled.fields if check_fields else {}
-    lower = "AND e.time >= $3" if compiled.start is not None else ""
-    args: list[Any] = [compiled.query.dataset, compiled.end]
+async def _lookup(conn: asyncpg.Connection, compiled: Compiled, dataset_id: int) -> Found:
+    """The earliest and latest event time in the queried range (two short index scans in the pruned partitions)
+    and which of the fields the query names the dataset has had (one index probe each), in one round trip;
+    only when one is missing, every field name it has (a second read) to suggest the closest. Every part names
+    the dataset by its id: on Citus the statement goes to its shard alone."""
+    used = compiled.fields
+    lower = " AND time >= $3" if compiled.start is not None else ""
+    args: list[Any] = [dataset_id, compiled.end]
     if compiled.start is not None:
         args.append(compiled.start)
     present = "NULL"
     if used:
         args.append(list(used))
-        names = f"${len(args)}::text[]"
-        present = f"ARRAY(SELECT f.name FROM dataset_fields f WHERE f.dataset_id = d.id AND f.name = ANY({names}))"
+        present = f"ARRAY(SELECT name FROM dataset_fields WHERE dataset_id = $1 AND name = ANY(${len(args)}::text[]))"
     sql = (
-        "SELECT d.id,"
-        f" (SELECT min(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower}),"
-        f" (SELECT max(e.time) FROM events e WHERE e.dataset_id = d.id AND e.time < $2 {lower}),"
+        f"SELECT (SELECT min(time) FROM events WHERE dataset_id = $1 AND time < $2{lower}),"
+        f" (SELECT max(time) FROM events WHERE dataset_id = $1 AND time < $2{lower}),"
         f" {present}"
-        " FROM datasets d WHERE d.name = $1"
     )
     found = await conn.fetchrow(sql, *args)
-    if found is None:
-        return None
     warnings: list[ResultWarning] = []
-    unknown = fieldcheck.missing(used, found[3] or ())
+    unknown = fieldcheck.missing(used, found[2] or ())
     if unknown:
-        known = [r[0] for r in await conn.fetch(fieldcheck.KNOWN_FIELDS_SQL, compiled.query.dataset)]
+        known = [r[0] for r in await conn.fetch(fieldcheck.KNOWN_FIELDS_SQL, dataset_id)]
         warnings = fieldcheck.unknown_field_warnings(compiled.query.dataset, unknown, known)
-    return Found(int(found[0]), found[1], found[2], warnings)
+    return Found(found[0], found[1], warnings)
 
 
-async def _lookup_beside(pool: asyncpg.Pool, compiled: Compiled) -> Found | None:
+async def _lookup_beside(pool: asyncpg.Pool, compiled: Compiled, dataset_id: int) -> Found:
     async with read_connection(pool) as conn:
-        return await _lookup(conn, compiled, check_fields=True)
+        return await _lookup(conn, compiled, dataset_id)
 
 
 async def _not_found(conn: asyncpg.Connection, who: Principal, compiled: Compiled) -> BeaconError:
     """404 for the dataset, naming the closest one the token may read ("did you mean ...?")."""
-    names = [r[0] for r in await conn.fetch(fieldcheck.DATASETS_SQL) if who.can_use_dataset(r[0])]
+    names = [r[0] for r in await conn.fetch(fieldcheck.DATASETS_SQL) if may_use_dataset(who, r[0])]
     meant = fieldcheck.closest(compiled.query.dataset, names)
     hint = f" Did you mean {meant!r}?" if meant else ""
     return BeaconError("not_found", f"No dataset named {compiled.query.dataset!r}.{hint}")
@@ -199,7 +209,7 @@ async def _query_errors(settings: Settings) -> AsyncIterator[None]:
         raise mapped from None
 
 
-async def _settle(lookup: asyncio.Future[Found | None]) -> None:
+async def _settle(lookup: asyncio.Future[Found]) -> None:
     """Let the lookup beside a statement finish (cancelling it would cost PostgreSQL a connection for the cancel
     request; PostgreSQL's statement timeout bounds it) and take its outcome, which matters only when the
     statement succeeded (and was awaited then); cancel it with the request."""
@@ -215,8 +225,6 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     started = time.perf_counter()
     now = utcnow()
     compiled = _prepare(body.apl, who, now, body.start_time, body.end_time)
-    async with _query_errors(settings):  # the query pool's statement timeout holds for this read too
-        compiled = await _within_dataset_days(pool, compiled)
     # The cap: min(body take, query take, server maximum); 1,000 when neither take is given.
     if body.take is not None:
         cap = min(body.take, settings.query_max_rows)
@@ -225,25 +233,25 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     else:
         cap = min(DEFAULT_ROWS, settings.query_max_rows)
     bounds = result_bounds(settings)
-    # One row more than the cap tells whether the result was cut. The statement finds the dataset by name
-    # itself, so the lookup of the time bounds (and of whether the dataset exists) runs beside it, on a
-    # second connection, instead of before it.
-    statement = _statement(compiled, cap)
-    cells_cap = cap
-    if not statement.layout.raw and bounds.rows_for(len(statement.layout.columns)) < cap:
-        cells_cap = bounds.rows_for(len(statement.layout.columns))  # its columns are known: fetch no more rows
-        statement = _statement(compiled, cells_cap)
-    lookup = asyncio.ensure_future(_lookup_beside(pool, compiled))
+    lookup: asyncio.Future[Found] | None = None
     try:
-        async with _query_errors(settings):
+        async with _query_errors(settings):  # the query pool's statement timeout holds for every read
             async with read_connection(pool) as conn:
+                target = await _target(conn, who, compiled)
+                compiled = _within_dataset_days(compiled, target)
+                # One row more than the cap tells whether the result was cut.
+                statement = _statement(compiled, cap, target.id)
+                cells_cap = cap
+                if not statement.layout.raw and bounds.rows_for(len(statement.layout.columns)) < cap:
+                    cells_cap = bounds.rows_for(len(statement.layout.columns))  # columns known: fetch no more rows
+                    statement = _statement(compiled, cells_cap, target.id)
+                # The lookup of the time bounds and of the fields runs beside the statement, on a second connection.
+                lookup = asyncio.ensure_future(_lookup_beside(pool, compiled, target.id))
                 records = await conn.fetch(statement.sql, *statement.args)
             found = await lookup
     finally:
-        await _settle(lookup)
-    if found is None:
-        async with _query_errors(settings), read_connection(pool) as conn:
-            raise await _not_found(conn, who, compiled)
+        if lookup is not None:
+            await _settle(lookup)
     min_time, max_time = found.min_time, found.max_time
     table = await built_table(records[:cells_cap], statement.layout, bounds)
     if cells_cap < cap and len(records) > cells_cap:
@@ -263,10 +271,10 @@ async def run_query(pool: asyncpg.Pool, settings: Settings, who: Principal, body
     )
 
 
-def _statement(compiled: Compiled, cap: int) -> Statement:
-    statement = compiled.statement(compiled.query.dataset, limit=cap + 1, newest_first=True, json_text=False)
+def _statement(compiled: Compiled, cap: int, dataset_id: int) -> Statement:
+    statement = compiled.statement(dataset_id, limit=cap + 1, newest_first=True, json_text=False)
     # Counts per minute or more come from the per-minute rollup when it gives the same answer.
-    return rollup_statement(compiled, statement, cap + 1) or statement
+    return rollup_statement(compiled, statement, cap + 1, dataset_id) or statement
 
 
 async def export_chunks(
@@ -277,14 +285,12 @@ async def export_chunks(
     compiled = _prepare(body.apl, who, utcnow(), body.start_time, body.end_time)
     # The statement timeout holds for each statement, so for each batch of the cursor too.
     async with read_connection(pool) as conn, _query_errors(settings), conn.transaction():  # a cursor needs one
-        compiled = await _within_dataset_days(conn, compiled)
-        found = await _lookup(conn, compiled)
-        if found is None:
-            raise await _not_found(conn, who, compiled)
+        target = await _target(conn, who, compiled)
+        compiled = _within_dataset_days(compiled, target)
         # Events in the order they are stored go out as PostgreSQL's JSON text, unparsed; a sorted result
         # comes as JSONB, so that PostgreSQL does not cast every row it sorts (app/query/compiler.py).
         statement: Statement = compiled.statement(
-            found.dataset_id, limit=None, newest_first=False, json_text=not compiled.sorts
+            target.id, limit=None, newest_first=False, json_text=not compiled.sorts
         )
         encode = ndjson_encoder(statement.layout)
         cursor = await conn.cursor(statement.sql, *statement.args)

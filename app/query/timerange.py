@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from app.errors import BeaconError
-from app.query.timespans import UnknownUnit, relative
+from beacon_client.notation.timespans import UnknownUnit, relative
 
 
 def _out_of_range(param: str) -> BeaconError:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import asyncpg
 import msgspec
 
+from app.db.advisory import Space, lock
 from app.errors import BeaconError
 from app.routing import document as d
 from app.routing.tree import Tree, compile_document, compiled
@@ -22,10 +23,11 @@ class Stored:
 
 
 async def current(conn: asyncpg.Connection, *, for_update: bool = False) -> Stored:
-    row = await conn.fetchrow(
-        "SELECT version, updated_at, document::text AS document FROM routing_config WHERE id = 1"
-        + (" FOR UPDATE" if for_update else "")
-    )
+    """The stored document; `for_update`: held until the transaction ends (one writer at a time: an advisory
+    lock, as `routing_config` is a reference table on Citus) and read once held."""
+    if for_update:
+        await lock(conn, Space.ROUTING, 1)
+    row = await conn.fetchrow("SELECT version, updated_at, document::text AS document FROM routing_config WHERE id = 1")
     if row is None:  # only if someone deleted the row by hand: the default document, never stored
         return Stored(0, datetime.min.replace(tzinfo=UTC), compile_document(d.default_document()))
     return Stored(row["version"], row["updated_at"], compiled(row["version"], row["document"]))

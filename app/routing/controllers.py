@@ -6,21 +6,18 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, patch, post, put
-from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import HeaderParameter, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import IMPORT_SCOPES
+from app.access import IMPORT_SCOPES, requires
 from app.auth import principal
 from app.errors import BeaconError
-from app.notifiers.service import NotifierEnv
 from app.pace import bounded, encoded
 from app.pagination import CursorCodec, Limit, ListEnvelope
 from app.routing import service, silences, views
 from app.routing.document import Document
-from app.routing.env import RoutingEnv
 from app.routing.importing import service as importing
 from app.routing.importing.schemas import RoutingImport
 from app.routing.importing.yamltext import MAX_BYTES
@@ -36,6 +33,7 @@ from app.routing.schemas import (
     SilenceOut,
     SilenceUpdate,
 )
+from app.services import Services
 
 Filters = Annotated[
     list[str] | None,
@@ -46,18 +44,10 @@ State_ = Annotated[
 ]
 
 
-def provide_routing_env(state: State) -> RoutingEnv:
-    env: RoutingEnv = state.routing_env
-    return env
-
-
-DEPENDENCIES = {"renv": Provide(provide_routing_env, sync_to_thread=False)}
-
-
-async def view(request: Request[Any, Any, Any], work: Any, what: str) -> Any:
+async def view(request: Request[Any, Any, Any], services: Services, work: Any, what: str) -> Any:
     """A view whose work grows with alerts x silences: stopped when its client goes away or past the view time
     limit (app/pace.py)."""
-    seconds = request.app.state.settings.alert_view_timeout_seconds
+    seconds = services.settings.alert_view_timeout_seconds
     return await bounded(request.receive, work, seconds=seconds, what=what)
 
 
@@ -69,23 +59,23 @@ def alert_query(filters: Filters = None, state_: State_ = None) -> views.AlertFi
 class AlertController(Controller):
     path = "/v1/alerts"
     tags = ["alerts"]
-    dependencies = {**DEPENDENCIES, "flt": Provide(alert_query, sync_to_thread=False)}
+    dependencies = {"flt": Provide(alert_query, sync_to_thread=False)}
 
-    @post("/", status_code=200, opt={"scope": "alerts:write"})
+    @post("/", status_code=200, opt=requires("alerts:write"))
     async def post_alerts(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: list[AlertPost]
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: list[AlertPost]
     ) -> AlertsReceived:
         """Alerts from outside (Alertmanager's semantics): without `ends_at` one resolves 5 minutes after it was
         last posted; posting it again extends it."""
-        return await service.post_alerts(db, renv, principal(request), data)
+        return await service.post_alerts(db, services.routing_env, principal(request), data)
 
-    @get("/", opt={"scope": "alerts:read"})
+    @get("/", opt=requires("alerts:read"))
     async def list_alerts(
         self,
         request: Request[Any, Any, Any],
         db: AsyncSession,
         codec: CursorCodec,
-        renv: RoutingEnv,
+        services: Services,
         flt: views.AlertFilter,
         limit: Limit = None,
         cursor: str | None = None,
@@ -93,53 +83,54 @@ class AlertController(Controller):
         """List alerts.
 
         Firing and suppressed ones by default, filtered by label matchers and state. Needs `alerts:read`."""
-        work = service.list_alerts(db, codec, renv, principal(request), flt, limit=limit, cursor=cursor)
-        found: ListEnvelope[AlertOut] = await view(request, work, "Listing alerts")
+        work = service.list_alerts(db, codec, services.routing_env, principal(request), flt, limit=limit, cursor=cursor)
+        found: ListEnvelope[AlertOut] = await view(request, services, work, "Listing alerts")
         return found
 
-    @get("/groups", opt={"scope": "alerts:read"})
+    @get("/groups", opt=requires("alerts:read"))
     async def groups(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, flt: views.AlertFilter
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, flt: views.AlertFilter
     ) -> ListEnvelope[AlertGroupOut]:
         """The groups the routing tree forms of the alerts now (firing and suppressed unless `state` says)."""
-        found = await view(request, service.alert_groups(db, renv, principal(request), flt), "Grouping alerts")
+        work = service.alert_groups(db, services.routing_env, principal(request), flt)
+        found = await view(request, services, work, "Grouping alerts")
         envelope = ListEnvelope(data=found, has_more=False, next_cursor=None)
         body = await encoded(envelope, sum(len(g.alerts) for g in found))  # a big one off the event loop
         return envelope if body is None else Response(body, media_type="application/json")  # type: ignore[return-value]
 
-    @get("/{fingerprint:str}", opt={"scope": "alerts:read"})
+    @get("/{fingerprint:str}", opt=requires("alerts:read"))
     async def retrieve(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, fingerprint: str
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, fingerprint: str
     ) -> AlertOut:
         """Retrieve an alert.
 
         By its fingerprint, with the silences that hold it. Needs `alerts:read`."""
-        found: AlertOut = await view(request, service.get_alert(db, renv, principal(request), fingerprint), "An alert")
+        work = service.get_alert(db, services.routing_env, principal(request), fingerprint)
+        found: AlertOut = await view(request, services, work, "An alert")
         return found
 
 
 class SilenceController(Controller):
     path = "/v1/silences"
     tags = ["silences"]
-    dependencies = DEPENDENCIES
 
-    @post("/", status_code=201, opt={"scope": "silences:write"})
+    @post("/", status_code=201, opt=requires("silences:write"))
     async def create(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: SilenceCreate
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: SilenceCreate
     ) -> SilenceOut:
         """Create a silence.
 
         Alerts matching every matcher are not notified between `starts_at` (default now) and `ends_at`. Needs
         `silences:write`."""
-        return await silences.create(db, principal(request), data, renv.now())
+        return await silences.create(db, principal(request), data, services.routing_env.now())
 
-    @get("/", opt={"scope": "silences:read"})
+    @get("/", opt=requires("silences:read"))
     async def list_silences(
         self,
         request: Request[Any, Any, Any],
         db: AsyncSession,
         codec: CursorCodec,
-        renv: RoutingEnv,
+        services: Services,
         state_: Annotated[str | None, QueryParameter(name="state", description="pending, active or expired.")] = None,
         limit: Limit = None,
         cursor: str | None = None,
@@ -148,32 +139,41 @@ class SilenceController(Controller):
 
         Newest first, optionally in one state. Needs `silences:read`."""
         who = principal(request)
-        return await silences.list_silences(db, codec, who, renv.now(), state=state_, limit=limit, cursor=cursor)
+        return await silences.list_silences(
+            db, codec, who, services.routing_env.now(), state=state_, limit=limit, cursor=cursor
+        )
 
-    @get("/{silence_id:str}", opt={"scope": "silences:read"})
+    @get("/{silence_id:str}", opt=requires("silences:read"))
     async def retrieve(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str
     ) -> SilenceOut:
         """Retrieve a silence.
 
         Needs `silences:read`."""
-        return silences.to_out(await silences.get_visible(db, principal(request), silence_id), renv.now())
+        return silences.to_out(
+            await silences.get_visible(db, principal(request), silence_id), services.routing_env.now()
+        )
 
-    @patch("/{silence_id:str}", opt={"scope": "silences:write"})
+    @patch("/{silence_id:str}", opt=requires("silences:write"))
     async def update(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str, data: SilenceUpdate
+        self,
+        request: Request[Any, Any, Any],
+        db: AsyncSession,
+        services: Services,
+        silence_id: str,
+        data: SilenceUpdate,
     ) -> SilenceOut:
         """Update a silence.
 
         Matchers, span or comment; an expired silence cannot change (409). Needs `silences:write`."""
-        return await silences.update(db, principal(request), silence_id, data, renv.now())
+        return await silences.update(db, principal(request), silence_id, data, services.routing_env.now())
 
-    @delete("/{silence_id:str}", status_code=200, opt={"scope": "silences:write"})
+    @delete("/{silence_id:str}", status_code=200, opt=requires("silences:write"))
     async def expire(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, silence_id: str
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str
     ) -> SilenceOut:
         """Expire the silence now (it is kept, as `expired`)."""
-        return await silences.expire(db, principal(request), silence_id, renv.now())
+        return await silences.expire(db, principal(request), silence_id, services.routing_env.now())
 
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
@@ -210,29 +210,28 @@ def _with_etag(doc: Document) -> Response[Document]:
 class RoutingController(Controller):
     path = "/v1/routing"
     tags = ["routing"]
-    dependencies = DEPENDENCIES
 
-    @get("/", opt={"scope": "routing:read"})
+    @get("/", opt=requires("routing:read"))
     async def retrieve(self, db: AsyncSession) -> Response[Document]:
         """The routing document; its `version` (also the ETag) is what `PUT` needs in `If-Match`."""
         return _with_etag(await service.get_routing(db))
 
-    @put("/", opt={"scope": "routing:write"})
+    @put("/", opt=requires("routing:write"))
     async def replace(
         self,
         request: Request[Any, Any, Any],
         db: AsyncSession,
-        renv: RoutingEnv,
+        services: Services,
         data: Document,
         if_match: IfMatch = None,
     ) -> Response[Document]:
         """Replace the whole document, checked as a whole: 428 without `If-Match`, 412 when it is not current."""
-        return _with_etag(await service.put_routing(db, renv, principal(request), data, if_match))
+        return _with_etag(await service.put_routing(db, services.routing_env, principal(request), data, if_match))
 
     @post(
         "/import",
         status_code=200,
-        opt={"scope": IMPORT_SCOPES},
+        opt=requires(*IMPORT_SCOPES),
         request_max_body_size=MAX_BYTES,
         operation_class=ImportOperation,
     )
@@ -240,7 +239,7 @@ class RoutingController(Controller):
         self,
         request: Request[Any, Any, Any],
         db: AsyncSession,
-        renv: RoutingEnv,
+        services: Services,
         dry_run: Annotated[bool, QueryParameter(description="Show the plan; change nothing.")] = False,
         accept_losses: Annotated[
             bool, QueryParameter(description="Import even though some parts cannot be honoured (listed).")
@@ -252,12 +251,11 @@ class RoutingController(Controller):
         `losses_not_accepted`) unless `accept_losses=true`. Notifiers are found again by name, so importing the
         same file twice changes nothing the second time. Needs `routing:write` and `notifiers:write`."""
         _check_yaml_type(request)
-        nenv: NotifierEnv = request.app.state.notifier_env
         body = await request.body()
         return await importing.import_config(
             db,
-            renv,
-            nenv,
+            services.routing_env,
+            services.notifier_env,
             principal(request),
             body,
             dry_run=dry_run,
@@ -265,20 +263,20 @@ class RoutingController(Controller):
             if_match=if_match,
         )
 
-    @post("/test", status_code=200, opt={"scope": "routing:read"})
+    @post("/test", status_code=200, opt=requires("routing:read"))
     async def test(
-        self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv, data: RoutingTestRequest
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: RoutingTestRequest
     ) -> RoutingTestOut:
         """Which routes, notifiers and group an alert with these labels would get, and whether it would be
         silenced, inhibited or muted now; nothing is stored or sent."""
-        work = service.test_routing(db, renv, principal(request), data.labels)
-        found: RoutingTestOut = await view(request, work, "Testing the labels")
+        work = service.test_routing(db, services.routing_env, principal(request), data.labels)
+        found: RoutingTestOut = await view(request, services, work, "Testing the labels")
         return found
 
-    @get("/status", opt={"scope": "routing:read"})
-    async def status(self, request: Request[Any, Any, Any], db: AsyncSession, renv: RoutingEnv) -> RoutingStatus:
+    @get("/status", opt=requires("routing:read"))
+    async def status(self, request: Request[Any, Any, Any], db: AsyncSession, services: Services) -> RoutingStatus:
         """Routing status.
 
         The document's version, counts of alerts, groups and silences, and the router's counters. Needs
         `routing:read`."""
-        return await service.status(db, renv, principal(request))
+        return await service.status(db, services.routing_env, principal(request))

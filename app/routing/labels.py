@@ -61,13 +61,3 @@ def sanitize_name(name: str) -> str:
     """A label name made from any text (a query's `by` column such as `http.path` becomes `http_path`)."""
     cleaned = re.sub(r"[^A-Za-z0-9_]", "_", name)
     return cleaned if cleaned and not cleaned[0].isdigit() else f"_{cleaned}"
-
-
-def describe(labels: Mapping[str, str]) -> str:
-    """`{a="1", b="2"}` in Alertmanager's notation, sorted by name."""
-    inner = ", ".join(f'{k}="{_escape(labels[k])}"' for k in sorted(labels))
-    return "{" + inner + "}"
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

@@ -17,6 +17,7 @@ import re2
 
 from app.errors import BeaconError
 from app.routing.labels import LABEL_NAME
+from beacon_client.notation.labels import quoted
 
 MAX_MATCHER_CHARS = 2048
 OPERATORS = ("=~", "!~", "!=", "=")
@@ -61,8 +62,7 @@ class Matcher:
         return found if self.op == "=~" else not found
 
     def __str__(self) -> str:
-        escaped = self.value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-        return f'{self.name}{self.op}"{escaped}"'
+        return f"{self.name}{self.op}{quoted(self.value)}"
 
 
 def _unquote(text: str) -> str:

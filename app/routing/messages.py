@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from adapters.base import AlertGroup, Event, GroupAlert
+from adapters.contract import AlertGroup, Event, GroupAlert
 from app.annotations.changes import NONE, Changes, Concerned
 from app.timefmt import iso_ms, iso_ms_or_none
 

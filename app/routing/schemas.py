@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from adapters.base import RecentChange
+from adapters.contract import RecentChange
 from app.schemas import AwareDatetime, RequestBody
 
 MAX_ALERTS_PER_POST = 10_000

@@ -13,7 +13,7 @@ from datetime import datetime
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import admits_datasets, alert_clause, changes_audience, require_unlimited, shows_changes
+from app.access import admits_datasets, alert_clause, changes_audience, require_unlimited, shows_changes, unlimited
 from app.annotations.changes import Concerned, Wanted, related_changes, related_changes_many
 from app.auth import Principal
 from app.db.engine import driver_connection
@@ -90,7 +90,7 @@ async def suppressor(
     conn = await driver_connection(session)
     found = await load(conn, (stored or await config.current(conn)).tree, now)
     found.routes = await routes.load(conn, found.tree)
-    if who.datasets is None:
+    if unlimited(who):
         return found
     hidden = {s.id for s in found.silences if not admits_datasets(who, s.matchers)}
     if found.tree.inhibit_rules:
@@ -235,7 +235,7 @@ async def status(session: AsyncSession, env: RoutingEnv, who: Principal) -> Rout
     visible, args = alert_clause(who, 2)
     hidden = f"NOT (id = ANY(${2 + len(args)}::text[]))"
     groups = "SELECT count(*) FROM alert_groups"
-    if who.datasets is not None:
+    if not unlimited(who):
         groups = (
             f"SELECT count(DISTINCT group_key) FROM alert_group_members JOIN alerts USING (fingerprint) WHERE {visible}"
         )
@@ -260,5 +260,5 @@ async def status(session: AsyncSession, env: RoutingEnv, who: Principal) -> Rout
         groups=row["groups"],
         silences_active=row["active"],
         silences_pending=row["pending"],
-        counters=env.counters.snapshot() if who.datasets is None else {},
+        counters=env.counters.snapshot() if unlimited(who) else {},
     )

@@ -19,12 +19,18 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.routing.matchers import Matcher
 
-if TYPE_CHECKING:
-    from app.routing.suppression import ActiveSilence
+
+@dataclass(frozen=True)
+class ActiveSilence:
+    """A silence in force (app/routing/suppression.py loads them), as the index files it."""
+
+    id: str
+    matchers: tuple[Matcher, ...]
+
 
 PREFIX_SCAN_BYTES = 64  # how much of a regex's possible matches RE2 is asked about
 MEMO_VALUES = 200_000  # results remembered per index: of a label value against the silences filed by name alone,

@@ -11,8 +11,9 @@ from msgspec import UNSET
 from sqlalchemy import Select, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import admits_datasets, require_unlimited
+from app.access import admits_datasets, require_unlimited, unlimited
 from app.auth import Principal
+from app.db.advisory import Space, lock
 from app.db.silence import Silence
 from app.errors import BeaconError, check_choice, not_found
 from app.pagination import CursorCodec, ListEnvelope, paginate
@@ -93,8 +94,12 @@ async def create(
 
 
 async def get(session: AsyncSession, silence_id: str, *, for_update: bool = False) -> Silence:
-    stmt = select(Silence).where(Silence.id == silence_id)
-    found = (await session.execute(stmt.with_for_update() if for_update else stmt)).scalar_one_or_none()
+    """`for_update`: held until the transaction ends (an advisory lock on its id; `silences` is a reference table
+    on Citus) and read once held."""
+    if for_update:
+        await lock(session, Space.SILENCE, silence_id)
+    stmt = select(Silence).where(Silence.id == silence_id).execution_options(populate_existing=for_update)
+    found = (await session.execute(stmt)).scalar_one_or_none()
     if found is None:
         raise not_found("silence", silence_id)
     return found
@@ -115,7 +120,7 @@ async def get_visible(session: AsyncSession, who: Principal, silence_id: str) ->
 async def hidden_ids(session: AsyncSession, who: Principal) -> list[str]:
     """The silences a dataset-limited token may not see: those whose matchers on `dataset` admit none of its
     datasets. Only silences with such a matcher are read to tell (a regex is decided by RE2)."""
-    if who.datasets is None:
+    if unlimited(who):
         return []
     rows = await session.execute(select(Silence.id, Silence.matchers).where(_ON_DATASET))
     return [sid for sid, texts in rows if not admits_datasets(who, check_matchers(texts, "matchers"))]

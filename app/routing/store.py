@@ -68,8 +68,11 @@ _OVERLAP = """((COALESCE(EXCLUDED.ends_at, 'infinity') > a.starts_at
                AND COALESCE(EXCLUDED.ends_at, 'infinity') < COALESCE(a.ends_at, 'infinity'))
               OR (EXCLUDED.starts_at > a.starts_at AND EXCLUDED.starts_at < COALESCE(a.ends_at, 'infinity')))"""
 # types.Alert.Merge: the newer post wins, but for the earliest start and the end that rules.
-_OLD_END_RULES = """(EXCLUDED.ends_at <= $13 AND a.ends_at <= $13 AND a.ends_at > EXCLUDED.ends_at)
-                   OR (NOT EXCLUDED.ends_at <= $13 AND NOT a.timeout
+# Now is EXCLUDED.updated_at, not a parameter: Citus fails a parameter in ON CONFLICT DO UPDATE of an INSERT ...
+# SELECT into a Citus-managed local table, which `alerts` is there (app/db/citus_plan.py).
+_OLD_END_RULES = """(EXCLUDED.ends_at <= EXCLUDED.updated_at AND a.ends_at <= EXCLUDED.updated_at
+                    AND a.ends_at > EXCLUDED.ends_at)
+                   OR (NOT EXCLUDED.ends_at <= EXCLUDED.updated_at AND NOT a.timeout
                        AND COALESCE(a.ends_at, 'infinity') > COALESCE(EXCLUDED.ends_at, 'infinity'))"""
 
 _UPSERT = f"""
@@ -134,7 +137,6 @@ async def upsert(
         timeouts,
         [a.generator_url for _, a in rows],
         [a.direct for _, a in rows],
-        now,
         now,
     )
     return order

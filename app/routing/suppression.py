@@ -20,19 +20,13 @@ import msgspec
 from app.routing.inhibition import Inhibitor, InhibitRule
 from app.routing.matchers import Matcher, parse_matcher
 from app.routing.routes import Routes
-from app.routing.silence_index import SilenceIndex
+from app.routing.silence_index import ActiveSilence, SilenceIndex
 from app.routing.tree import Route, Tree
 
 
 @lru_cache(maxsize=65_536)  # the matchers of 10,000 silences and more: a regex compiled again costs ~20 us
 def _matcher(text: str) -> Matcher:
     return parse_matcher(text)  # stored matchers were checked when they were written
-
-
-@dataclass(frozen=True)
-class ActiveSilence:
-    id: str
-    matchers: tuple[Matcher, ...]
 
 
 @dataclass(frozen=True)

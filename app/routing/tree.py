@@ -21,9 +21,10 @@ import msgspec
 from app.errors import BeaconError
 from app.routing import document as d
 from app.routing.inhibition import InhibitRule, compile_rule
-from app.routing.labels import Labels, describe, is_label_name
+from app.routing.labels import Labels, is_label_name
 from app.routing.matchers import Matcher, all_match, check_matchers
 from app.routing.timeintervals import TimeInterval, compile_time_interval
+from beacon_client.notation.labels import describe
 
 MAX_DEPTH = 50
 # name: (minimum, default at the root). Whole seconds, 1 s at least for the two that recur: a group is flushed

@@ -14,15 +14,16 @@ from typing import Any
 from litestar import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import may_use_dataset
 from app.auth import principal
 from app.datasets.names import is_dataset_name
 from app.errors import BeaconError
 from app.ingest.batches import DatasetResult, EventOptions, ingest_events
 from app.ingest.bodies import is_gzip, read_body
 from app.ingest.limits import IngestLimits
-from app.ingest.service import caches_of
 from app.ingest.timestamps import EPOCH
-from app.settings import asyncpg_dsn
+from app.services import Services
+from app.settings import Settings, asyncpg_dsn
 
 DATASET_HEADER = "X-Beacon-Dataset"
 # From here up, nanoseconds are at least 10**14 microseconds, which the row builder reads as microseconds
@@ -46,10 +47,10 @@ def header_dataset(request: Request[Any, Any, Any]) -> str | None:
     return name
 
 
-def limits_for(request: Request[Any, Any, Any]) -> IngestLimits:
+def limits_for(settings: Settings) -> IngestLimits:
     """The ingest limits, with the decompressed cap of bodies that are decoded whole."""
     base = IngestLimits()
-    cap = request.app.state.settings.ingest_max_decompressed_bytes
+    cap = settings.ingest_max_decompressed_bytes
     return replace(base, max_decompressed_bytes=min(cap, base.max_decoded_body_bytes))
 
 
@@ -101,11 +102,11 @@ def arrival_warnings(stored: Stored, without: str) -> list[str]:
 
 
 def may_use(request: Request[Any, Any, Any], dataset: str) -> bool:
-    return principal(request).can_use_dataset(dataset)
+    return may_use_dataset(principal(request), dataset)
 
 
 async def store(
-    request: Request[Any, Any, Any],
+    services: Services,
     db: AsyncSession,
     runs: Iterable[tuple[str, list[bytes]]],
     *,
@@ -115,11 +116,15 @@ async def store(
 ) -> Stored:
     """Ingest `runs` of events (their datasets checked, named and allowed: app/ingest/batches.py) in one transaction;
     counts them in the metrics, with the events the protocol's decoder `rejected` before they could be ingested."""
-    state = request.app.state
     results = await ingest_events(
-        db, runs, options, limits=limits, caches=caches_of(state), dsn=asyncpg_dsn(state.settings.database_url)
+        db,
+        runs,
+        options,
+        limits=limits,
+        caches=services.ingest_caches,
+        dsn=asyncpg_dsn(services.settings.database_url or ""),
     )
     stored = Stored(results)
-    state.metrics.events_ingested.inc(stored.ingested)
-    state.metrics.events_failed.inc(stored.failed + rejected)
+    services.metrics.events_ingested.inc(stored.ingested)
+    services.metrics.events_failed.inc(stored.failed + rejected)
     return stored

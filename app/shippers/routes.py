@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from litestar.types import ControllerRouterHandler
 
-from app.errors import ErrorShape
+from app.error_shapes import ErrorShape
 from app.shippers.elastic import answers as elastic_answers
 from app.shippers.elastic import probes
 from app.shippers.elastic.controllers import bulk, index_bulk

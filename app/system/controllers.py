@@ -13,6 +13,7 @@ from sqlalchemy import text
 from app.deliveries.service import pending_deliveries
 from app.errors import ERRORS, BeaconError
 from app.metrics import CONTENT_TYPE
+from app.services import Services
 from app.templating import render_template
 
 # Litestar's own OpenAPI pages (app/asgi.py serves them under /schema); Swagger UI lets a reader try a call.
@@ -31,17 +32,17 @@ async def api_reference() -> Redirect:
 
 
 @get("/healthz", include_in_schema=False)
-async def healthz(request: Request[Any, Any, Any]) -> dict[str, str]:
+async def healthz(services: Services) -> dict[str, str]:
     # A server started with `--dev` says so to whatever probes it, so one that reached production is noticed.
-    if request.app.state.settings.dev_mode:
+    if services.settings.dev_mode:
         return {"status": "ok", "mode": "development"}
     return {"status": "ok"}
 
 
 @get("/readyz", include_in_schema=False)
-async def readyz(request: Request[Any, Any, Any]) -> dict[str, str]:
+async def readyz(services: Services) -> dict[str, str]:
     try:
-        async with request.app.state.engine.connect() as conn:
+        async with services.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
     except Exception as exc:
         raise BeaconError("service_unavailable", "The database is unreachable.", headers={"Retry-After": "5"}) from exc
@@ -54,13 +55,13 @@ async def error_docs() -> Response[str]:
 
 
 @get("/metrics", include_in_schema=False, media_type=CONTENT_TYPE)
-async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def metrics(request: Request[Any, Any, Any], services: Services) -> Response[bytes]:
     """Prometheus' text format. Labels carry no tenant data (app/metrics.py), but the totals show every tenant's
     volume: with BEACON_METRICS_TOKEN set, the scrape must send it as a bearer token."""
-    expected = request.app.state.settings.metrics_token
+    expected = services.settings.metrics_token
     if expected is not None:
         _check_metrics_token(request.headers.get("authorization"), expected)
-    return Response(request.app.state.metrics.render(await pending_deliveries(request.app.state.engine)))
+    return Response(services.metrics.render(await pending_deliveries(services.engine)))
 
 
 def _check_metrics_token(header: str | None, expected: str) -> None:

@@ -5,6 +5,7 @@ from typing import Any
 from litestar import Controller, Request, delete, get, post
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.auth import principal
 from app.pagination import CursorCodec, Limit, ListEnvelope
 from app.tokens import service
@@ -14,7 +15,7 @@ from app.tokens.schemas import TokenCreate, TokenCreated, TokenOut
 class TokenController(Controller):
     path = "/v1/tokens"
     tags = ["tokens"]
-    opt = {"scope": "tokens:write"}
+    opt = requires("tokens:write")
 
     @post("/", status_code=201)
     async def create(self, request: Request[Any, Any, Any], data: TokenCreate, db: AsyncSession) -> TokenCreated:

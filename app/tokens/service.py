@@ -9,8 +9,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, or_, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_issuable, unrestricted
 from app.auth import SCOPES, Principal, generate_token, hash_token
 from app.datasets.names import check_dataset_name
+from app.db.advisory import Space, lock
 from app.db.token import Token
 from app.errors import BeaconError, not_found
 from app.pagination import CursorCodec, ListEnvelope, paginate
@@ -73,11 +75,7 @@ async def create_token(
                 "insufficient_scope",
                 f"A token cannot grant the scope `{beyond[0]}` that it does not hold itself.",
             )
-        if issuer.datasets is not None and (not datasets or not set(datasets) <= set(issuer.datasets)):
-            raise BeaconError(
-                "insufficient_scope",
-                "A token limited to datasets can only issue tokens limited to those datasets.",
-            )
+        require_issuable(issuer, datasets)
         parent = await _live_issuer(session, issuer.token_id)
         expires_at = _child_expiry(expires_at, parent.expires_at)
         ancestors = [*parent.ancestors, parent.id]
@@ -100,10 +98,13 @@ async def create_token(
 
 
 async def _live_issuer(session: AsyncSession, token_id: str) -> Token:
-    """The issuer's row, locked (FOR SHARE) until the child is committed, so that a revoked issuer never makes a
-    child. A child committed while its issuer's revocation waits for that lock may keep an empty `revoked_at`:
-    the token check refuses it all the same, by its chain."""
-    parent = (await session.execute(select(Token).where(Token.id == token_id).with_for_update(read=True))).scalar()
+    """The issuer's row, held (shared) until the child is committed, so that a revoked issuer never makes a child:
+    revoking takes the lock exclusively. An advisory lock on its id, not FOR SHARE: on Citus `tokens` is a
+    reference table, where a row lock locks the whole table. A child committed while a revocation of its issuer's
+    own issuer is under way may keep an empty `revoked_at`: the token check refuses it all the same, by its
+    chain."""
+    await lock(session, Space.TOKEN, token_id, shared=True)
+    parent = (await session.execute(select(Token).where(Token.id == token_id))).scalar()
     now = utcnow()
     if parent is None or parent.revoked_at is not None or (parent.expires_at is not None and parent.expires_at <= now):
         raise BeaconError("invalid_token", "The API token is unknown, revoked or expired.")
@@ -127,7 +128,7 @@ def _child_expiry(wanted: datetime | None, issuer_expires: datetime | None) -> d
 def visible_to(who: Principal | None) -> ColumnElement[bool]:
     """The tokens `who` may see and revoke: all for an unrestricted `*` token (and the CLI, `None`), otherwise
     those it issued and theirs."""
-    if who is None or who.unrestricted:
+    if who is None or unrestricted(who):
         return true()
     return Token.ancestors.contains([who.token_id])
 
@@ -146,7 +147,7 @@ async def list_tokens(
         session,
         select(Token).where(visible_to(who)),
         codec=codec,
-        scope="tokens" if who.unrestricted else f"tokens:{who.token_id}",
+        scope="tokens" if unrestricted(who) else f"tokens:{who.token_id}",
         keys=(Token.created_at, Token.id),
         render=to_out,
         limit=limit,
@@ -158,6 +159,7 @@ async def revoke_token(session: AsyncSession, token_id: str, who: Principal | No
     """Revoke a token and every token under it, in one statement (the authentication also refuses a token
     whose issuer is revoked, so a child committed meanwhile ends too)."""
     token = await get_token(session, token_id, who)
+    await lock(session, Space.TOKEN, token.id)  # waits for the children being made under it
     now = utcnow()
     await session.execute(
         update(Token)

@@ -13,21 +13,25 @@ from litestar import Request, Response, get
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import may, requires
 from app.auth import Principal
 from app.errors import BeaconError
 from app.pace import bounded
 from app.routing import service as routing
-from app.routing.labels import describe
 from app.routing.schemas import ALERT_STATES, AlertGroupOut, AlertOut
 from app.routing.texts import lines
+from app.services import Services
 from app.ui.names import notifier_names
 from app.ui.render import signed_page_off_loop
 from app.ui.session import signed_in
+from beacon_client.notation.labels import describe
+
+# Silences concern every dataset's alerts: only an unlimited token with `silences:write` makes them.
+SILENCE_WRITE = requires("silences:write", unlimited="silences")
 
 
 def can_silence(who: Principal) -> bool:
-    """Silences concern every dataset's alerts: only an unlimited token with `silences:write` makes them."""
-    return who.has_scope("silences:write") and who.datasets is None
+    return may(who, SILENCE_WRITE)
 
 
 MAX_GROUPS = 200
@@ -63,17 +67,17 @@ async def inhibitor_names(
     return found
 
 
-@get("/alerts", include_in_schema=False)
+@get("/alerts", include_in_schema=False, opt=requires("alerts:read"))
 async def alert_list(
     request: Request[Any, Any, Any],
     db: AsyncSession,
+    services: Services,
     matchers: str | None = None,
     state_: Annotated[str | None, QueryParameter(name="state")] = None,
     group: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("alerts:read")
-    renv = request.app.state.routing_env
+    renv = services.routing_env
     filters = lines(matchers)
     state = state_ or None
     groups: list[AlertGroupOut] = []
@@ -83,7 +87,7 @@ async def alert_list(
     except BeaconError as exc:  # shown beside the filter: the form keeps what was typed
         error = exc.message
     else:  # the work grows with alerts x silences: bounded as the API's view is (app/pace.py)
-        seconds = request.app.state.settings.alert_view_timeout_seconds
+        seconds = services.settings.alert_view_timeout_seconds
         work = routing.alert_groups(db, renv, who, flt)
         groups = await bounded(request.receive, work, seconds=seconds, what="The alerts page")
     counts = {s: 0 for s in ALERT_STATES}

@@ -12,17 +12,20 @@ from litestar import Request, Response, get, post
 from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_dataset, requires
 from app.annotations import service as marks
 from app.auth import Principal
 from app.datasets.names import check_dataset_name
 from app.errors import BeaconError
-from app.routing.texts import lines, parse_duration, parse_labels
+from app.routing.texts import lines
 from app.timefmt import utcnow
 from app.timeparams import to_ms
 from app.ui.alerts import can_silence
 from app.ui.forms import Form
 from app.ui.render import signed_page
 from app.ui.session import check_csrf, signed_in
+from beacon_client.notation.durations import parse_duration
+from beacon_client.notation.labels import parse_labels
 
 FIELDS = ("type", "title", "url", "labels", "duration", "hold")
 
@@ -44,11 +47,10 @@ def _form_page(
     )
 
 
-@get("/datasets/{name:str}/annotations/new", include_in_schema=False)
+@get("/datasets/{name:str}/annotations/new", include_in_schema=False, opt=requires("annotations:write"))
 async def annotation_form(request: Request[Any, Any, Any], name: str) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("annotations:write")
-    who.require_dataset(check_dataset_name(name))
+    require_dataset(who, check_dataset_name(name))
     return _form_page(request, who, name)
 
 
@@ -83,11 +85,10 @@ def _draft(name: str, data: dict[str, str], now: Any) -> marks.Draft:
     )
 
 
-@post("/datasets/{name:str}/annotations", include_in_schema=False, status_code=303)
+@post("/datasets/{name:str}/annotations", include_in_schema=False, status_code=303, opt=requires("annotations:write"))
 async def annotation_create(request: Request[Any, Any, Any], db: AsyncSession, name: str, data: Form) -> Response[Any]:
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
-    who.require_scope("annotations:write")
     check_dataset_name(name)
     now = utcnow()
     try:
@@ -102,13 +103,14 @@ async def annotation_create(request: Request[Any, Any, Any], db: AsyncSession, n
     return Redirect(f"/ui/datasets/{quote(name)}#{quote(created.id)}", status_code=303)
 
 
-@post("/annotations/{annotation_id:str}/end", include_in_schema=False, status_code=303)
+@post(
+    "/annotations/{annotation_id:str}/end", include_in_schema=False, status_code=303, opt=requires("annotations:write")
+)
 async def annotation_end(request: Request[Any, Any, Any], db: AsyncSession, annotation_id: str, data: Form) -> Redirect:
     """End a span now (a rollout's silence ends with it); one that has not started yet is called off: it ends
     where it starts, and its silence ends now."""
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
-    who.require_scope("annotations:write")
     now = utcnow()
     now = to_ms(utcnow())
     found = await marks.get_annotation(db, who, annotation_id, for_update=True)

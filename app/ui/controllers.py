@@ -13,8 +13,10 @@ from litestar.static_files import create_static_files_router
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import BeaconError
+from app.services import Services
 from app.settings import Settings
 from app.ui.forms import Form
+from app.ui.guard import console_guard
 from app.ui.nav import home_of, safe_next, sign_in_url
 from app.ui.render import error_page, page, validation_error_page
 from app.ui.session import (
@@ -39,12 +41,11 @@ async def login_form(
 
 
 @post("/login", include_in_schema=False, status_code=303)
-async def login(request: Request[Any, Any, Any], db: AsyncSession, data: Form) -> Response[Any]:
+async def login(request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: Form) -> Response[Any]:
     check_same_origin(request)
     next_page = safe_next(data.get("next"))
-    state = request.app.state
     try:
-        crowded = await SignInThrottle(state.rate_limiter, state.settings.rate_limits).attempt(
+        crowded = await SignInThrottle(services.rate_limiter, services.settings.rate_limits).attempt(
             request.client.host if request.client else "unknown"
         )
         who = await sign_in(request, db, data.get("token", ""))
@@ -102,6 +103,7 @@ def ui_router(settings: Settings, pages: list[Any]) -> Router:
             create_static_files_router(path="/static", directories=[STATIC_DIR], include_in_schema=False),
         ],
         middleware=[session_middleware(settings)],
+        guards=[console_guard],
         exception_handlers={
             SignInRequired: _to_sign_in,
             BeaconError: error_page,

@@ -8,8 +8,10 @@ from litestar import Request, Response, get
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.datasets import service as datasets
 from app.pagination import MAX_LIMIT, CursorCodec
+from app.services import Services
 from app.timefmt import iso_ms, utcnow
 from app.ui import service
 from app.ui.charts import time_chart, type_colour
@@ -18,12 +20,11 @@ from app.ui.render import Timer, signed_page
 from app.ui.session import signed_in
 
 
-@get("/datasets", include_in_schema=False)
+@get("/datasets", include_in_schema=False, opt=requires("datasets:read"))
 async def dataset_list(
     request: Request[Any, Any, Any], db: AsyncSession, codec: CursorCodec, cursor: str | None = None
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("datasets:read")
     found = await datasets.list_datasets(db, codec, who, limit=MAX_LIMIT, cursor=cursor)
     busy = await datasets.activity(db, [d.name for d in found.data], utcnow())
     return signed_page(
@@ -38,11 +39,12 @@ async def dataset_list(
     )
 
 
-@get("/datasets/{name:str}", include_in_schema=False)
+@get("/datasets/{name:str}", include_in_schema=False, opt=requires("query"))
 async def dataset_page(
     request: Request[Any, Any, Any],
     db: AsyncSession,
     codec: CursorCodec,
+    services: Services,
     name: str,
     range_: Annotated[str | None, QueryParameter(name="range")] = None,
     start: str | None = None,
@@ -53,15 +55,13 @@ async def dataset_page(
 ) -> Response[str]:
     timer = Timer()
     who = await signed_in(request)
-    who.require_scope("query")
     ds = await datasets.get_dataset(db, name, who)
     rng = resolve_range(range_, start or None, end or None, utcnow())
     field = field or None
     timer.mark("auth")
-    state = request.app.state
-    async with state.query_slots.hold(who.token_id):  # a turn among the token's queries (app/query/slots.py)
+    async with services.query_slots.hold(who.token_id):  # a turn among the token's queries (app/query/slots.py)
         data = await service.dataset_view(
-            db, codec, state.query_pool, state.settings, who, ds, rng, fn=fn, field_name=field, q=q
+            db, codec, services.query_pool, services.settings, who, ds, rng, fn=fn, field_name=field, q=q
         )
     timer.add(data.timings)
     annotations = data.annotations or []

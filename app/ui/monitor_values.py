@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
+from app.access import require_dataset
 from app.auth import Principal
 from app.db.reads import read_connection
 from app.monitors.queries import parsed
@@ -58,12 +59,16 @@ async def value_series(
     # Windows aligned as bin() aligns them; never more than MAX_WINDOWS of them.
     first = max(floor_to(start, window), floor_to(end, window) - window * (MAX_WINDOWS - 1))
     series = ValueSeries([], first, window)
-    who.require_dataset(m.dataset)
+    require_dataset(who, m.dataset)
     try:
         query, value_at = windowed(parsed(m.apl), window)
         compiled = Compiled(query, now=now, start=first, end=end)
-        statement = compiled.statement(m.dataset, limit=MAX_ROWS + 1, newest_first=False, json_text=False)
         async with read_connection(pool) as conn:
+            # The id first, then the statement by it (on Citus: to the dataset's shard alone).
+            dataset_id = await conn.fetchval("SELECT id FROM datasets WHERE name = $1", m.dataset)
+            if dataset_id is None:
+                return series  # no events yet: nothing to draw
+            statement = compiled.statement(dataset_id, limit=MAX_ROWS + 1, newest_first=False, json_text=False)
             records = await conn.fetch(statement.sql, *statement.args)
         _, rows = table_result(records[:MAX_ROWS], statement.layout)
     except (QueryError, asyncpg.PostgresError, OverflowError) as exc:

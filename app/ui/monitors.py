@@ -10,8 +10,10 @@ from litestar import Request, Response, get
 from litestar.params import QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.monitors import service as monitors
 from app.pagination import CursorCodec
+from app.services import Services
 from app.timefmt import utcnow
 from app.ui import service
 from app.ui.charts import type_colour
@@ -23,7 +25,7 @@ from app.ui.session import signed_in
 HISTORY_SHOWN = 50  # rows of the history table (the timeline and chart use up to a page of 100)
 
 
-@get("/monitors", include_in_schema=False)
+@get("/monitors", include_in_schema=False, opt=requires("monitors:read"))
 async def monitor_list(
     request: Request[Any, Any, Any],
     db: AsyncSession,
@@ -32,7 +34,6 @@ async def monitor_list(
     cursor: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("monitors:read")
     rng = resolve_range(range_, None, None, utcnow())
     views, next_cursor = await service.monitor_views(db, codec, who, rng, cursor=cursor)
     return signed_page(
@@ -49,27 +50,26 @@ async def monitor_list(
     )
 
 
-@get("/monitors/{monitor_id:str}", include_in_schema=False)
+@get("/monitors/{monitor_id:str}", include_in_schema=False, opt=requires("monitors:read"))
 async def monitor_detail(
     request: Request[Any, Any, Any],
     db: AsyncSession,
     codec: CursorCodec,
+    services: Services,
     monitor_id: str,
     range_: Annotated[str | None, QueryParameter(name="range")] = None,
     start: str | None = None,
     end: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("monitors:read")
     now = utcnow()
     # Without a range, one that fits the monitor: its chart's points are its windows (a match monitor's runs).
     row = await monitors.get_monitor(db, who, monitor_id)  # 404 for another dataset's, as for an unknown id
     window = row.range_seconds if row.type == "threshold" else row.interval_seconds
     default = range_for_window(timedelta(seconds=window))
     rng = resolve_range(range_, start or None, end or None, now, default=default)
-    state = request.app.state
-    async with state.query_slots.hold(who.token_id):  # its chart queries: a turn among the token's queries
-        data = await monitor_page(db, codec, state.query_pool, state.routing_env, who, monitor_id, rng, now)
+    async with services.query_slots.hold(who.token_id):  # its chart queries: a turn among the token's queries
+        data = await monitor_page(db, codec, services.query_pool, services.routing_env, who, monitor_id, rng, now)
     m = data.monitor
     return signed_page(
         request,

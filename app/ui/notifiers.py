@@ -9,11 +9,12 @@ from litestar import Request, Response, get, post
 from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import NOTIFIERS, require_unlimited
+from app.access import NOTIFIERS, may, requires
 from app.deliveries import service as deliveries
 from app.notifiers import service as notifiers
 from app.notifiers.schemas import NotifierUpdate
 from app.pagination import MAX_LIMIT, CursorCodec
+from app.services import Services
 from app.ui.forms import Form
 from app.ui.names import monitor_names, notifier_names
 from app.ui.render import signed_page
@@ -22,7 +23,11 @@ from app.ui.session import check_csrf, signed_in
 RECENT = 5  # deliveries shown per notifier
 
 
-@get("/notifiers", include_in_schema=False)
+# Notifiers are shared configuration: a token limited to datasets changes none, on the API or here (app/access.py).
+TEST = requires("notifiers:write", unlimited=NOTIFIERS)
+
+
+@get("/notifiers", include_in_schema=False, opt=requires("notifiers:read"))
 async def notifier_list(
     request: Request[Any, Any, Any],
     db: AsyncSession,
@@ -31,7 +36,6 @@ async def notifier_list(
     tested: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("notifiers:read")
     found = await notifiers.list_notifiers(db, codec, type_=None, limit=MAX_LIMIT, cursor=cursor)
     recent = {
         n.id: (
@@ -57,29 +61,26 @@ async def notifier_list(
         names=names,
         monitor_names=monitors,
         test_result=test_result,
-        can_test=who.has_scope("notifiers:write") and who.datasets is None,
+        can_test=may(who, TEST),
     )
 
 
-@post("/notifiers/{notifier_id:str}/test", include_in_schema=False, status_code=303)
-async def notifier_test(request: Request[Any, Any, Any], db: AsyncSession, notifier_id: str, data: Form) -> Redirect:
-    who = await signed_in(request)
-    check_csrf(request, data.get("csrf"))
-    who.require_scope("notifiers:write")
-    require_unlimited(who, NOTIFIERS)
-    sent = await deliveries.send_test(db, request.app.state.delivery_env, notifier_id)
+@post("/notifiers/{notifier_id:str}/test", include_in_schema=False, status_code=303, opt=TEST)
+async def notifier_test(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, notifier_id: str, data: Form
+) -> Redirect:
+    check_csrf(request, data.get("csrf"))  # signed in and allowed: the console's guard checked both
+    sent = await deliveries.send_test(db, services.delivery_env, notifier_id)
     # Post/redirect/get: a reload shows the outcome again instead of sending a second test.
     return Redirect(f"/ui/notifiers?tested={sent.id}#{notifier_id}", status_code=303)
 
 
-@post("/notifiers/{notifier_id:str}/send-resolved", include_in_schema=False, status_code=303)
+@post("/notifiers/{notifier_id:str}/send-resolved", include_in_schema=False, status_code=303, opt=TEST)
 async def notifier_send_resolved(
-    request: Request[Any, Any, Any], db: AsyncSession, notifier_id: str, data: Form
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, notifier_id: str, data: Form
 ) -> Redirect:
     """Switch `send_resolved` (the form says which way: `value` is `on` or `off`)."""
-    who = await signed_in(request)
-    check_csrf(request, data.get("csrf"))
-    who.require_scope("notifiers:write")
+    check_csrf(request, data.get("csrf"))  # signed in and allowed: the console's guard checked both
     send = data.get("value") == "on"
-    await notifiers.update_notifier(db, request.app.state.notifier_env, notifier_id, NotifierUpdate(send_resolved=send))
+    await notifiers.update_notifier(db, services.notifier_env, notifier_id, NotifierUpdate(send_resolved=send))
     return Redirect(f"/ui/notifiers#{notifier_id}", status_code=303)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from app.durations import parse_duration
 from app.errors import BeaconError
 from app.timeparams import parse_time_param
+from beacon_client.notation.durations import parse_duration
 
 # The ranges the pages offer in their menus; `?range=` takes any duration within the bounds below.
 PRESETS: dict[str, timedelta] = {

@@ -9,7 +9,9 @@ from typing import Any
 from litestar import MediaType, Request, Response
 from litestar.exceptions import ValidationException
 
-from app.errors import BeaconError, from_validation
+from app.errors import BeaconError
+from app.http_errors import from_validation
+from app.services import services_of
 from app.templating import render_template
 from app.ui.nav import nav_for
 from app.ui.session import csrf_token, has_session, page_principal
@@ -36,7 +38,7 @@ def page(
     **context: Any,
 ) -> Response[str]:
     """A console page; given the request, the layout says when the server runs in development mode."""
-    dev_mode = request is not None and request.app.state.settings.dev_mode
+    dev_mode = request is not None and services_of(request.app).settings.dev_mode
     return Response(
         render_template(f"ui/{name}", dev_mode=dev_mode, **context),
         media_type=MediaType.HTML,

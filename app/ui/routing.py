@@ -11,16 +11,19 @@ from typing import Any
 from litestar import Request, Response, get
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import requires
 from app.errors import BeaconError
 from app.routing import document as d
 from app.routing import service as routing
 from app.routing.schemas import RoutingTestOut
 from app.routing.suppression import Suppressor
-from app.routing.texts import lines, parse_labels
+from app.routing.texts import lines
 from app.routing.tree import TIMERS, Route
+from app.services import Services
 from app.ui.names import notifier_names
 from app.ui.render import signed_page
 from app.ui.session import signed_in
+from beacon_client.notation.labels import parse_labels
 
 INHERITABLE = ("notifier_ids", "group_by", *TIMERS, "changes_window_seconds")
 
@@ -52,11 +55,12 @@ def duration(seconds: int) -> str:
     return f"{seconds}s"
 
 
-@get("/routing", include_in_schema=False)
-async def routing_page(request: Request[Any, Any, Any], db: AsyncSession, labels: str | None = None) -> Response[str]:
+@get("/routing", include_in_schema=False, opt=requires("routing:read"))
+async def routing_page(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, labels: str | None = None
+) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("routing:read")
-    renv = request.app.state.routing_env
+    renv = services.routing_env
     # One read of the document: the version shown is the tree's even while someone replaces it.
     stored = await routing.stored_routing(db)
     sup = await routing.suppressor(db, renv.now(), who, stored)

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from litestar import Request
+from litestar.connection import ASGIConnection
 from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.types import ASGIApp
 from sqlalchemy import delete
@@ -26,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth import Principal, hash_token, principal_for_session, principal_for_token
 from app.db.console_session import ConsoleSession
 from app.errors import BeaconError
+from app.services import services_of
 from app.settings import Settings
 from app.timefmt import utcnow
 
@@ -63,7 +65,7 @@ def session_middleware(settings: Settings) -> Callable[[ASGIApp], ASGIApp]:
 
 async def sign_in(request: Request[Any, Any, Any], db: AsyncSession, token: str) -> Principal:
     """Check the token, open a session for it (sweeping expired ones) and set the cookie."""
-    who = await principal_for_token(request.app.state.read_pool, token.strip())
+    who = await principal_for_token(services_of(request.app).read_pool, token.strip())
     session_id = secrets.token_urlsafe(32)
     now = utcnow()
     await db.execute(delete(ConsoleSession).where(ConsoleSession.expires_at <= now))
@@ -93,14 +95,17 @@ def has_session(request: Request[Any, Any, Any]) -> bool:
     return isinstance(session, dict) and bool(session.get("sid"))
 
 
-async def signed_in(request: Request[Any, Any, Any]) -> Principal:
+async def signed_in(request: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     """The principal of the session's token, or SignInRequired (no session, signed out, expired, or its token
-    revoked or expired)."""
+    revoked or expired). Checked once a request: the console's guard checks it before the page does."""
+    checked = page_principal(request)
+    if checked is not None:
+        return checked
     session_id = (request.session or {}).get("sid")
     if not session_id:
         raise SignInRequired
     try:
-        who = await principal_for_session(request.app.state.read_pool, hash_token(str(session_id)))
+        who = await principal_for_session(services_of(request.app).read_pool, hash_token(str(session_id)))
     except BeaconError:
         request.clear_session()
         raise SignInRequired from None
@@ -108,7 +113,7 @@ async def signed_in(request: Request[Any, Any, Any]) -> Principal:
     return who
 
 
-def page_principal(request: Request[Any, Any, Any]) -> Principal | None:
+def page_principal(request: ASGIConnection[Any, Any, Any, Any]) -> Principal | None:
     """The token the page signed in with (None before `signed_in` ran)."""
     who = request.state.get("console_principal")
     return who if isinstance(who, Principal) else None
@@ -131,7 +136,7 @@ def check_same_origin(request: Request[Any, Any, Any]) -> None:
     if origin is None:
         return  # not a browser form post (browsers send Origin with every POST)
     host = request.headers.get("host", "")
-    public = urlsplit(request.app.state.settings.base_url)
+    public = urlsplit(services_of(request.app).settings.base_url)
     allowed = {f"{request.url.scheme}://{host}", f"{public.scheme}://{public.netloc}"}
     if origin.rstrip("/") not in allowed:
         raise BeaconError("insufficient_scope", "This form was sent from another site; open the console and try again.")

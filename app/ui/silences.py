@@ -19,7 +19,7 @@ from litestar.params import QueryParameter
 from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import require_unlimited
+from app.access import requires
 from app.auth import Principal
 from app.errors import BeaconError
 from app.pace import bounded
@@ -28,12 +28,14 @@ from app.routing import service as routing
 from app.routing import silences
 from app.routing.env import RoutingEnv
 from app.routing.schemas import SILENCE_STATES, SilenceCreate
-from app.routing.texts import lines, matchers_for, parse_duration
+from app.routing.texts import lines, matchers_for
 from app.schemas import TIME_RANGE, in_time_range
-from app.ui.alerts import can_silence
+from app.services import Services
+from app.ui.alerts import SILENCE_WRITE, can_silence
 from app.ui.forms import Form
 from app.ui.render import signed_page
 from app.ui.session import check_csrf, signed_in
+from beacon_client.notation.durations import parse_duration
 
 DEFAULT_DURATION = "2h"
 
@@ -46,23 +48,23 @@ async def silenced_counts(db: AsyncSession, renv: RoutingEnv, who: Principal) ->
     return Counter(s for a in suppressed for s in a.silenced_by)
 
 
-@get("/silences", include_in_schema=False)
+@get("/silences", include_in_schema=False, opt=requires("silences:read"))
 async def silence_list(
     request: Request[Any, Any, Any],
     db: AsyncSession,
     codec: CursorCodec,
+    services: Services,
     state_: Annotated[str | None, QueryParameter(name="state")] = None,
     cursor: str | None = None,
     changed: str | None = None,
 ) -> Response[str]:
     who = await signed_in(request)
-    who.require_scope("silences:read")
-    now = request.app.state.routing_env.now()
+    now = services.routing_env.now()
     state = state_ or None
     found = await silences.list_silences(db, codec, who, now, state=state, limit=MAX_LIMIT, cursor=cursor)
-    seconds = request.app.state.settings.alert_view_timeout_seconds  # the counts look at every alert (app/pace.py)
+    seconds = services.settings.alert_view_timeout_seconds  # the counts look at every alert (app/pace.py)
     counts = await bounded(
-        request.receive, silenced_counts(db, request.app.state.routing_env, who), seconds=seconds, what="The counts"
+        request.receive, silenced_counts(db, services.routing_env, who), seconds=seconds, what="The counts"
     )
     return signed_page(
         request,
@@ -97,15 +99,15 @@ def _form_page(
     )
 
 
-@get("/silences/new", include_in_schema=False)
-async def silence_form(request: Request[Any, Any, Any], db: AsyncSession, alert: str | None = None) -> Response[str]:
+@get("/silences/new", include_in_schema=False, opt=SILENCE_WRITE)
+async def silence_form(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, alert: str | None = None
+) -> Response[str]:
     """The new-silence form; `?alert=<fingerprint>` fills its matchers with that alert's labels."""
     who = await signed_in(request)
-    who.require_scope("silences:write")
-    require_unlimited(who, "silences")
     if not alert:
         return _form_page(request, who)
-    found = await routing.get_alert(db, request.app.state.routing_env, who, alert)  # 404 for an alert it cannot see
+    found = await routing.get_alert(db, services.routing_env, who, alert)  # 404 for an alert it cannot see
     return _form_page(request, who, matchers="\n".join(matchers_for(found.labels)), alert=found)
 
 
@@ -143,12 +145,15 @@ def _checked(fields: dict[str, Any]) -> SilenceCreate:
         raise _bad_form(str(exc), where.group(1) if where else "matchers") from None
 
 
-@post("/silences", include_in_schema=False, status_code=303)
-async def silence_create(request: Request[Any, Any, Any], db: AsyncSession, data: Form) -> Response[Any]:
+# Making, ending and extending a silence need `silences:write`; routing/silences.py refuses a limited token, as
+# for the API's routes.
+@post("/silences", include_in_schema=False, status_code=303, opt=requires("silences:write"))
+async def silence_create(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: Form
+) -> Response[Any]:
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
-    who.require_scope("silences:write")
-    now = request.app.state.routing_env.now()
+    now = services.routing_env.now()
     try:
         start, end = _times(data, now)
         body = _checked(
@@ -170,22 +175,24 @@ async def silence_create(request: Request[Any, Any, Any], db: AsyncSession, data
     return Redirect(f"/ui/silences?state={created.state}&changed={quote(created.id)}#{created.id}", status_code=303)
 
 
-@post("/silences/{silence_id:str}/expire", include_in_schema=False, status_code=303)
-async def silence_expire(request: Request[Any, Any, Any], db: AsyncSession, silence_id: str, data: Form) -> Redirect:
+@post("/silences/{silence_id:str}/expire", include_in_schema=False, status_code=303, opt=requires("silences:write"))
+async def silence_expire(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str, data: Form
+) -> Redirect:
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
-    who.require_scope("silences:write")
-    done = await silences.expire(db, who, silence_id, request.app.state.routing_env.now())
+    done = await silences.expire(db, who, silence_id, services.routing_env.now())
     return Redirect(f"/ui/silences?state=expired&changed={quote(done.id)}#{done.id}", status_code=303)
 
 
-@post("/silences/{silence_id:str}/extend", include_in_schema=False, status_code=303)
-async def silence_extend(request: Request[Any, Any, Any], db: AsyncSession, silence_id: str, data: Form) -> Redirect:
+@post("/silences/{silence_id:str}/extend", include_in_schema=False, status_code=303, opt=requires("silences:write"))
+async def silence_extend(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, silence_id: str, data: Form
+) -> Redirect:
     """Move the end of a pending or active silence later by the form's `duration`."""
     who = await signed_in(request)
     check_csrf(request, data.get("csrf"))
-    who.require_scope("silences:write")
-    now = request.app.state.routing_env.now()
+    now = services.routing_env.now()
     try:
         length = parse_duration(data.get("duration", "") or DEFAULT_DURATION)
     except ValueError as exc:

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from adapters import testing as kit
-from adapters.base import AdapterContext
-from app.settings import Settings
+from adapters.contract import AdapterContext, AdapterSettings
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -29,8 +28,7 @@ def golden(name: str, actual: Any) -> None:
 @pytest.fixture
 async def ctx(httpserver) -> AsyncIterator[AdapterContext]:
     base = httpserver.url_for("").rstrip("/")
-    settings = Settings(
-        allow_private_destinations=True,
+    settings = AdapterSettings(
         base_url="https://beacon.example.com",
         incident_a_url=base + "/pd",
         incident_b_url=base + "/og",

@@ -9,9 +9,9 @@ import pytest
 
 from adapters import testing as kit
 from adapters.chat_a import ChatA
+from adapters.contract import AdapterSettings
 from adapters.guard import DestinationGuard, is_public, literal_address
 from adapters.http import HttpSender
-from app.settings import Settings
 from tests.offline_dns import PUBLIC_ADDRESS, offline_resolve
 
 # Each carries a loopback, private or link-local IPv4 address, which is where traffic to it ends.
@@ -55,7 +55,7 @@ def test_names_and_numbers_out_of_range_are_not_addresses():
 async def test_a_numeric_host_is_sent_to_the_address_that_was_checked():
     # Allowed, the number goes to 127.0.0.1 (where the guard said it would), whatever the resolver knows of it.
     lenient = kit.AdapterContext(
-        settings=Settings(allow_private_destinations=True),
+        settings=AdapterSettings(),
         http=HttpSender(DestinationGuard(allow_private=True, resolve=offline_resolve)),
         message_id="dlv_x",
     )

@@ -9,13 +9,13 @@ import pytest
 
 from adapters import testing as kit
 from adapters.chat_a import ChatA
+from adapters.contract import AdapterSettings
 from adapters.guard import DestinationGuard
 from adapters.http import HttpSender, classify, parse_retry_after, redact_value
 from adapters.incident_a import IncidentA
 from adapters.incident_b import IncidentB
 from adapters.webhook import Webhook, new_signing_secret
 from app.deliveries.sending import retry_delay
-from app.settings import Settings
 from tests.adapters.test_guard import EMBEDDED_PRIVATE, NUMERIC_LOOPBACK
 from tests.offline_dns import offline_resolve
 
@@ -89,7 +89,7 @@ async def test_kit_retry_classification(adapter_cls, config_for, settings_for):
 
 async def test_guard_runs_again_at_send_time():
     strict = kit.AdapterContext(
-        settings=Settings(allow_private_destinations=False),
+        settings=AdapterSettings(),
         http=HttpSender(DestinationGuard(allow_private=False, resolve=offline_resolve)),
         message_id="dlv_x",
     )

@@ -29,7 +29,7 @@ async def test_undefined_variable_fails_with_name_and_line(tmp_path, httpserver,
         adapter.render(kit.sample_events()["triggered"])
     assert info.value.template.endswith("message.json.j2") and info.value.line == 3
     assert "nope" in str(info.value) and "line 3" in str(info.value)
-    result = await send_once(adapter, kit.sample_events()["triggered"])
+    result = await send_once(adapter, kit.sample_events()["triggered"], limit=10.0)
     assert not result.ok and not result.retryable and "message.json.j2 line 3" in result.detail
     assert httpserver.log == []  # nothing half-rendered was sent
 

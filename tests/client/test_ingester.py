@@ -12,7 +12,7 @@ import json
 import pytest
 from werkzeug import Request, Response
 
-from app.client import AsyncClient, BeaconAPIError, Client, IngestBatchError
+from beacon_client import AsyncClient, BeaconAPIError, Client, IngestBatchError
 from tests.client.conftest import server_error
 
 

@@ -9,7 +9,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
-from app.client import AsyncClient, Backoff, BeaconAPIError, BeaconConnectionError, Client
+from beacon_client import AsyncClient, Backoff, BeaconAPIError, BeaconConnectionError, Client
 from tests.client.conftest import Script, envelope, server_error, too_many
 from tests.servers import free_port
 

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -38,7 +38,7 @@ from app.asgi import create_app
 from app.openapi_document import operations
 from app.settings import RateLimits, Settings
 from tests.conftest import _admin, _with_database, admin_token_in, run_sync
-from tests.offline_dns import use_offline_dns
+from tests.offline_dns import offline_resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 UNLIMITED = RateLimits(ingest=10**9, query=10**9, read=10**9, other=10**9)
@@ -121,9 +121,8 @@ def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_
     url = _with_database(pg_server_url, name)
     try:
         token = run_sync(admin_token_in(url))
-        app = use_offline_dns(create_app(_settings(url, tmp_path_factory.mktemp("fuzz"))))
-        env = app.state.notifier_env
-        app.state.notifier_env = replace(env, guard=LoopbackOnly(allow_private=True, resolve=env.guard.resolve))
+        guard = LoopbackOnly(allow_private=True, resolve=offline_resolve)
+        app = create_app(_settings(url, tmp_path_factory.mktemp("fuzz")), guard=guard)
         with _Uvicorn(app) as server:
             document = httpx.get(f"{server.url}/schema/openapi.json").json()
             yield Served(server.url, token, len(list(operations(document))))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import sysconfig
 import zipfile
@@ -21,16 +20,11 @@ import httpx
 import pytest
 
 from tests.conftest import _admin, _with_database, run_sync
+from tests.packaging.client_venv import run_checked as _run
 from tests.servers import Server, clean_env, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ["app", "adapters", "migrations", "templates", "pyproject.toml", "setup.py", "README.md"]
-
-
-def _run(*args: str | Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300, **kwargs)  # type: ignore[call-overload]
-    assert done.returncode == 0, f"{args}\n{done.stdout}\n{done.stderr}"
-    return done
+SOURCES = ["app", "adapters", "client", "migrations", "templates", "pyproject.toml", "setup.py", "README.md"]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +39,11 @@ def installed(tmp_path_factory) -> Path:
             ROOT / name,
             source / name,
             # A compiled module built in the checkout is left behind: the wheel must build its own.
-            **({"ignore": shutil.ignore_patterns("__pycache__", "*.so")} if copy is shutil.copytree else {}),
+            **(
+                {"ignore": shutil.ignore_patterns("__pycache__", "*.so", "build", "*.egg-info")}
+                if copy is shutil.copytree
+                else {}
+            ),
         )
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
          "-w", work / "dist", source)  # fmt: skip
@@ -53,9 +51,13 @@ def installed(tmp_path_factory) -> Path:
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in ("app/migrations/env.py", "app/migrations/script.py.mako", "app/templates/webhook/body.json.j2",
                     "app/templates/ui/login.html", "app/ui/static/console.css", "app/query/GRAMMAR.md",
-                    "app/ui/static/swagger-ui/swagger-ui-bundle.js", "app/ui/static/swagger-ui/LICENSE"):  # fmt: skip
+                    "app/ui/static/swagger-ui/swagger-ui-bundle.js", "app/ui/static/swagger-ui/LICENSE",
+                    # The client (client/beacon_client): the server reads its notations, `beacon` its commands.
+                    "beacon_client/notation/labels.py", "beacon_client/cli/__init__.py",
+                    "beacon_client/py.typed"):  # fmt: skip
         assert shipped in names
-    assert not [n for n in names if n.startswith(("migrations/", "templates/"))]  # no generic top-level names
+    # No generic top-level names.
+    assert not [n for n in names if n.startswith(("migrations/", "templates/", "client/"))]
     # The compiled row builder of ingestion (setup.py: optional where no C compiler is at hand; this machine has one).
     assert [n for n in names if n.startswith("app/ingest/_fastrows.") and n.endswith(".so")], names
     # And the compiled OTLP log reader (app/shippers/otlp/_otlpfast.c), built the same way.
@@ -75,7 +77,8 @@ def installed(tmp_path_factory) -> Path:
 
 def test_the_installed_wheel_migrates_serves_and_renders(installed, pg_server_url, db_prefix, tmp_path):
     where = _run(installed / "python", "-c",
-                 "import app, adapters, app.ingest._fastrows as c; print(app.__file__, adapters.__file__, c.__file__)",
+                 "import app, adapters, beacon_client, app.ingest._fastrows as c; "
+                 "print(app.__file__, adapters.__file__, beacon_client.__file__, c.__file__)",
                  cwd=tmp_path).stdout.split()  # fmt: skip
     assert all(Path(p).is_relative_to(installed.parent) for p in where), where
 

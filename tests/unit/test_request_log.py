@@ -14,7 +14,7 @@ from app.request_log import _observed
 async def test_an_answer_cut_short_is_counted_once_with_its_status():
     metrics = Metrics()
     scope = {"type": "http", "method": "GET", "path": "/v1/export", "state": {}}
-    scope["app"] = SimpleNamespace(state=SimpleNamespace(metrics=metrics))
+    scope["app"] = SimpleNamespace(state=SimpleNamespace(services=SimpleNamespace(metrics=metrics)))
     sent = []
 
     async def send(message):

@@ -12,7 +12,9 @@ import msgspec
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from adapters.base import Adapter, AdapterConfig
+from adapters.base import Adapter
+from adapters.contract import AdapterConfig
+from app.db.advisory import Space, lock_all
 from app.db.engine import driver_connection
 from app.db.notifier import Notifier
 from app.errors import BeaconError
@@ -79,7 +81,10 @@ def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:
 async def _existing(session: AsyncSession, names: Iterable[str], *, for_update: bool) -> dict[str, Notifier]:
     stmt = select(Notifier).where(Notifier.name.in_(sorted(set(names)))).order_by(Notifier.created_at)
     if for_update:
-        stmt = stmt.with_for_update()
+        # Held as get_notifier(for_update=True) holds one (advisory locks: `notifiers` is a reference table on
+        # Citus), then read again once held.
+        await lock_all(session, Space.NOTIFIER, (await session.execute(stmt.with_only_columns(Notifier.id))).scalars())
+        stmt = stmt.execution_options(populate_existing=True)
     found: dict[str, Notifier] = {}
     for notifier in (await session.execute(stmt)).scalars():
         if notifier.name in found:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from typing import Any
@@ -9,8 +10,10 @@ from typing import Any
 from litestar import Request, Response, route
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import may_use_dataset, requires
 from app.auth import principal
 from app.ingest.batches import EventOptions
+from app.services import Services
 from app.shippers import openapi
 from app.shippers.common import arrival_warnings, header_dataset, limits_for, read_whole_body, store
 from app.shippers.elastic.answers import ElasticError, answer
@@ -59,10 +62,12 @@ def _check_type(request: Request[Any, Any, Any]) -> None:
         )
 
 
-async def _bulk(request: Request[Any, Any, Any], db: AsyncSession, path_index: str | None) -> Response[bytes]:
+async def _bulk(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, path_index: str | None
+) -> Response[bytes]:
     _check_type(request)
     pinned = header_dataset(request)
-    limits = limits_for(request)
+    limits = limits_for(services.settings)
     body = await read_whole_body(request, limits)
     started = time.monotonic()
     arrival = utcnow()
@@ -72,7 +77,7 @@ async def _bulk(request: Request[Any, Any, Any], db: AsyncSession, path_index: s
         body,
         path_index=path_index,
         pinned=pinned,
-        may_use=principal(request).can_use_dataset,
+        may_use=functools.partial(may_use_dataset, principal(request)),
         max_items=limits.max_request_events,
     )
     if not bulk.items:
@@ -80,7 +85,7 @@ async def _bulk(request: Request[Any, Any, Any], db: AsyncSession, path_index: s
             "invalid_body", "Validation Failed: 1: no requests added;", es_type="action_request_validation_exception"
         )
     stored = await store(
-        request,
+        services,
         db,
         bulk.runs,
         limits=limits,
@@ -99,18 +104,18 @@ async def _bulk(request: Request[Any, Any, Any], db: AsyncSession, path_index: s
 _BULK: dict[str, Any] = {
     "http_method": ["POST", "PUT"],
     "status_code": 200,
-    "opt": {"scope": "ingest"},
+    "opt": requires("ingest"),
     "tags": ["shippers"],
     "request_max_body_size": sys.maxsize,  # the caps are ingest's own (app/ingest/bodies.py)
 }
 
 
 @route("/v1/elastic/_bulk", summary="Elasticsearch bulk API", operation_class=BULK_OPERATION, **_BULK)
-async def bulk(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
+async def bulk(request: Request[Any, Any, Any], db: AsyncSession, services: Services) -> Response[bytes]:
     """Index documents as Elasticsearch's `_bulk` API takes them, for Beats, Logstash, Vector, Fluent Bit and
     Elastic's clients: each action's `_index` is a Beacon dataset. Answers in Elasticsearch's shape. Needs
     `ingest`."""
-    return await _bulk(request, db, None)
+    return await _bulk(request, db, services, None)
 
 
 @route(
@@ -119,6 +124,8 @@ async def bulk(request: Request[Any, Any, Any], db: AsyncSession) -> Response[by
     operation_class=INDEX_BULK_OPERATION,
     **_BULK,
 )
-async def index_bulk(request: Request[Any, Any, Any], db: AsyncSession, index: str) -> Response[bytes]:
+async def index_bulk(
+    request: Request[Any, Any, Any], db: AsyncSession, services: Services, index: str
+) -> Response[bytes]:
     """Elasticsearch's `_bulk` API with a default index (dataset) in the path. Needs `ingest`."""
-    return await _bulk(request, db, index)
+    return await _bulk(request, db, services, index)

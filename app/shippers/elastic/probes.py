@@ -9,6 +9,7 @@ from typing import Any
 
 from litestar import Request, Response, get, head, put
 
+from app.access import requires
 from app.shippers import openapi
 from app.shippers.elastic.answers import ElasticError, answer, empty
 
@@ -39,7 +40,7 @@ _TEMPLATE_PUT = openapi.operation_class(
         413: ("Too large.", _JSON),
     },
 )
-_PROBES: dict[str, Any] = {"opt": {"scope": "ingest"}, "tags": ["shippers"]}
+_PROBES: dict[str, Any] = {"opt": requires("ingest"), "tags": ["shippers"]}
 
 
 def _root() -> dict[str, Any]:

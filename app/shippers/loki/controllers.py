@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any
 
 from litestar import Request, Response, post
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import may_use_dataset, requires
 from app.auth import principal
 from app.errors import BeaconError
 from app.ingest.batches import EventOptions
+from app.services import Services
 from app.shippers import openapi
 from app.shippers.common import header_dataset, limits_for, read_whole_body, store
 from app.shippers.loki import push
@@ -41,14 +44,14 @@ _OPERATION = openapi.operation_class(
 @post(
     "/v1/loki/api/v1/push",
     status_code=200,  # the answer says: 204 (all stored) or 400 (some not)
-    opt={"scope": "ingest"},
+    opt=requires("ingest"),
     tags=["shippers"],
     request_max_body_size=sys.maxsize,  # the caps are ingest's own (app/ingest/bodies.py)
     operation_class=_OPERATION,
     summary="Loki push API",
     operation_id="pushLokiLogs",
 )
-async def loki_push(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
+async def loki_push(request: Request[Any, Any, Any], db: AsyncSession, services: Services) -> Response[bytes]:
     """Push log lines as Grafana Loki's API takes them (Promtail, Grafana Alloy, the Loki Docker driver, winston-
     loki): each stream's labels become fields; the dataset is the `dataset` label, else `loki`. Needs `ingest`."""
     media = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
@@ -58,7 +61,7 @@ async def loki_push(request: Request[Any, Any, Any], db: AsyncSession) -> Respon
             "unsupported_media_type", f"A Loki push is `application/json` or `application/x-protobuf`, not {shown}."
         )
     pinned = header_dataset(request)
-    limits = limits_for(request)
+    limits = limits_for(services.settings)
     body = await read_whole_body(request, limits)
     arrival = utcnow()
     if media == _PROTOBUF:
@@ -66,13 +69,13 @@ async def loki_push(request: Request[Any, Any, Any], db: AsyncSession) -> Respon
     else:
         decoded = push.from_json(body)
     stored = await store(
-        request,
+        services,
         db,
-        decoded.runs(pinned=pinned, may_use=principal(request).can_use_dataset),
+        decoded.runs(pinned=pinned, may_use=functools.partial(may_use_dataset, principal(request))),
         limits=limits,
         options=EventOptions(timestamp_field="_time", arrival=arrival),
     )
-    request.app.state.metrics.events_failed.inc(decoded.rejected)
+    services.metrics.events_failed.inc(decoded.rejected)
     errors = list(decoded.errors)
     for name, result in stored.datasets.items():
         errors += [f"dataset {name}, entry {f.index}: {f.error}" for f in result.failures]

@@ -8,8 +8,10 @@ from typing import Any
 from litestar import Request, Response, post
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import require_dataset, requires
 from app.auth import principal
 from app.ingest.batches import EventOptions
+from app.services import Services
 from app.shippers import openapi
 from app.shippers.common import arrival_warnings, header_dataset, limits_for, read_whole_body, store
 from app.shippers.otlp import protobuf
@@ -40,32 +42,32 @@ _OPERATION = openapi.operation_class(
 @post(
     "/v1/logs",
     status_code=200,
-    opt={"scope": "ingest"},
+    opt=requires("ingest"),
     tags=["shippers"],
     request_max_body_size=sys.maxsize,  # the caps are ingest's own (app/ingest/bodies.py)
     operation_class=_OPERATION,
     summary="OTLP/HTTP logs (protobuf or JSON)",
     operation_id="exportOtlpLogs",  # OTLP's own name: LogsService.Export
 )
-async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession) -> Response[bytes]:
+async def otlp_logs(request: Request[Any, Any, Any], db: AsyncSession, services: Services) -> Response[bytes]:
     """Export logs as OpenTelemetry's OTLP/HTTP takes them (collectors and SDKs): each log record becomes an event in
     the dataset its resource names (`beacon.dataset`, else `otel-logs`). Needs `ingest`."""
     encoding = encoding_of(request.headers.get("content-type"))
     dataset = header_dataset(request) or DEFAULT_DATASET
-    principal(request).require_dataset(dataset)
-    limits = limits_for(request)
+    require_dataset(principal(request), dataset)
+    limits = limits_for(services.settings)
     body = await read_whole_body(request, limits)
     arrival = utcnow()
     decoded = protobuf.decode(body) if encoding == PROTOBUF else JsonLogs(body)
     stored = await store(
-        request,
+        services,
         db,
         decoded.runs(dataset),
         limits=limits,
         options=EventOptions(timestamp_field="_time", arrival=arrival),
     )
     # Counted once the generator has run: records rejected by the decoder are found as it goes.
-    request.app.state.metrics.events_failed.inc(decoded.rejected)
+    services.metrics.events_failed.inc(decoded.rejected)
     rejected, errors = decoded.rejected, list(decoded.errors)
     result = stored.datasets.get(dataset)
     if result is not None:

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from types import SimpleNamespace
 
 import pytest
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
-from app.deliveries.worker import deliver_due
+from app.deliveries.worker import Dispatcher, deliver_due
 from app.monitors.tick import evaluate_due
 from tests.helpers import assert_error
 from tests.offline_dns import offline_delivery_env
@@ -83,7 +82,7 @@ async def test_a_limited_tokens_monitor_message_carries_only_what_its_dataset_ma
             await s.execute(text("UPDATE monitors SET next_evaluation_at = :t"), {"t": T})
             await s.commit()
         assert (await evaluate_due(env, lanes=1, now=T)).deliveries == 1
-        assert await deliver_due(SimpleNamespace(delivery_env=env)) == 1
+        assert await deliver_due(Dispatcher(env)) == 1
     finally:
         await env.http.aclose()
     (request, _) = httpserver.log[0]

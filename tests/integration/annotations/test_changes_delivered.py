@@ -10,16 +10,16 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email import policy
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
 
-from app.deliveries.worker import deliver_due
+from app.deliveries.worker import Dispatcher, deliver_due
 from app.monitors.tick import evaluate_due
 from app.routing.env import RoutingEnv
 from app.routing.jobs import run_routing
+from app.services import services_of
 from tests.offline_dns import offline_delivery_env
 
 KEY = "R0UTINGKEY0000000000000000000abc"
@@ -117,7 +117,7 @@ async def test_a_routed_groups_message_says_what_changed(api, auth, httpserver, 
     ids = await _setup(api, auth, httpserver)
     clock_now = [T]
     renv = RoutingEnv(delivery_env, clock=lambda: clock_now[0])
-    api.app.state.routing_env.clock = renv.clock
+    services_of(api.app).routing_env.clock = renv.clock
     current = await api.get("/v1/routing", headers=auth)
     route = {"notifier_ids": ids, "group_by": ["alertname"], "group_wait_seconds": 0}
     r = await api.put("/v1/routing", headers={**auth, "If-Match": current.json()["version"]}, json={"route": route})
@@ -128,7 +128,7 @@ async def test_a_routed_groups_message_says_what_changed(api, auth, httpserver, 
     await run_routing(renv)  # places the alert in its group
     clock_now[0] = T + timedelta(seconds=1)
     await run_routing(renv)  # flushes it
-    assert await deliver_due(SimpleNamespace(delivery_env=delivery_env)) == 7
+    assert await deliver_due(Dispatcher(delivery_env)) == 7
     found = _received(httpserver, smtp)
     _check(found)
     hook = json.loads(found["/hook"])["data"]
@@ -174,7 +174,7 @@ async def test_a_monitors_own_message_says_what_changed(api, auth, httpserver, s
         await s.commit()
     result = await evaluate_due(delivery_env, lanes=1, now=T)
     assert result.deliveries == 7
-    assert await deliver_due(SimpleNamespace(delivery_env=delivery_env)) == 7
+    assert await deliver_due(Dispatcher(delivery_env)) == 7
     found = _received(httpserver, smtp)
     _check(found)
     hook = json.loads(found["/hook"])["data"]

@@ -14,7 +14,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.client import AsyncClient, Client
+from beacon_client import AsyncClient, Client
 from tests.conftest import _admin, _with_database, run_sync
 from tests.servers import BEACON, Server, clean_env, free_port
 

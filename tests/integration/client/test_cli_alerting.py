@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.client import BeaconAPIError
+from beacon_client import BeaconAPIError
 
 REQUEST = re.compile(r"\[status (\d+), request (req_[0-9a-f]+)\]")
 

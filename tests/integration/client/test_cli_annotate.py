@@ -69,10 +69,10 @@ def test_failures_exit_1_with_code_message_and_request_id(served):
     assert status and status.group(1) == "401"
 
     backwards = served.beacon(
-        "annotate", "--type", "deploy", "--title", "v1", "--dataset", "web",
+        "annotate", "--type", "deploy", "--title", "v1", "--dataset", "not-made-by-any-test",
         "--time", "2026-11-21T08:00:00Z", "--end-time", "2026-11-21T07:00:00Z",
     )  # fmt: skip
-    assert backwards.returncode == 1
+    assert backwards.returncode == 1  # refused: no warning that the dataset does not exist, only the error
     assert backwards.stderr.startswith("error: invalid_field: ") and "(param end_time)" in backwards.stderr
     assert REQUEST.search(backwards.stderr)
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.client import BeaconAPIError
+from beacon_client import BeaconAPIError
 
 
 async def test_alerts_silences_and_routing(beacon):

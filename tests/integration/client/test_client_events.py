@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.client import MAX_BYTES, AsyncClient, BeaconAPIError, IngestResult, QueryResult
-from app.client.batching import BatchBuilder
+from beacon_client import MAX_BYTES, AsyncClient, BeaconAPIError, IngestResult, QueryResult
+from beacon_client.batching import BatchBuilder
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.client import Annotation, AsyncClient, BeaconAPIError, NotifierCreated
+from beacon_client import Annotation, AsyncClient, BeaconAPIError, NotifierCreated
 
 T0 = datetime(2026, 11, 21, 8, 15, 30, 123000, tzinfo=UTC)
 

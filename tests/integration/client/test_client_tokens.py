@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from litestar.testing import AsyncTestClient
 
-from app.client import AsyncClient, BeaconAPIError, Client, Token, TokenCreated
 from app.settings import RateLimits
+from beacon_client import AsyncClient, BeaconAPIError, Client, Token, TokenCreated
 
 
 async def test_async_client_token_lifecycle(beacon: AsyncClient):

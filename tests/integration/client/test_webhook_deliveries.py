@@ -9,7 +9,7 @@ import pytest
 from litestar.testing import AsyncTestClient
 from werkzeug import Request, Response
 
-from app.client import AsyncClient, BeaconAPIError, WebhookVerificationError, verify_webhook
+from beacon_client import AsyncClient, BeaconAPIError, WebhookVerificationError, verify_webhook
 
 
 class Receiver:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
 
+from app.deliveries.worker import Dispatcher
 from app.settings import Settings
 from tests.offline_dns import offline_delivery_env
 
@@ -38,8 +38,8 @@ async def client(make_app, local_settings: Settings) -> AsyncIterator[AsyncTestC
 
 
 @pytest.fixture
-async def worker(local_settings: Settings, db) -> AsyncIterator[SimpleNamespace]:
-    """What the scheduler passes to `deliver_due`: an app state with a DeliveryEnv, here on the test's engine."""
+async def worker(local_settings: Settings, db) -> AsyncIterator[Dispatcher]:
+    """A process's delivery dispatcher, as a server's Services hold one, here on the test's engine."""
     env = offline_delivery_env(local_settings, db)
-    yield SimpleNamespace(delivery_env=env)
+    yield Dispatcher(env)
     await env.http.aclose()

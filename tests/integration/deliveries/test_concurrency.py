@@ -13,7 +13,6 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
 import uvloop
@@ -24,7 +23,7 @@ from adapters import testing as kit
 from adapters.http import HttpSender
 from app.db.engine import make_engine, make_sessionmaker
 from app.deliveries import service
-from app.deliveries.worker import deliver_due, dispatcher_of, serve, stop_dispatcher
+from app.deliveries.worker import Dispatcher, deliver_due, serve
 from app.timefmt import utcnow
 from tests.offline_dns import offline_delivery_env
 
@@ -79,7 +78,7 @@ async def enqueue(db, env, notifier_id: str, monitors: list[str]) -> list[str]:
 
 
 @pytest.fixture
-async def server_worker(local_settings, db, request) -> AsyncIterator[SimpleNamespace]:
+async def server_worker(local_settings, db, request) -> AsyncIterator[Dispatcher]:
     """The worker as in a server (background sends), with 1 s HTTP timeouts and 1 s backoff, and the process's
     limits the test asks for (`concurrency`, `per_destination`); no poll: timers alone must keep the schedule."""
     concurrency, per_destination = request.param
@@ -92,10 +91,10 @@ async def server_worker(local_settings, db, request) -> AsyncIterator[SimpleName
     )
     env = offline_delivery_env(settings, db)
     await env.http.aclose()
-    state = SimpleNamespace(delivery_env=replace(env, http=HttpSender(env.notifiers.guard, timeout=1.0)))
-    yield state
-    await stop_dispatcher(state, grace=3)
-    await state.delivery_env.http.aclose()
+    dispatcher = Dispatcher(replace(env, http=HttpSender(env.notifiers.guard, timeout=1.0)))
+    yield dispatcher
+    await dispatcher.stop(grace=3)
+    await dispatcher.env.http.aclose()
 
 
 async def attempts(db) -> list[dict]:
@@ -126,7 +125,7 @@ async def test_a_hanging_destination_stalls_nobody(client, auth, httpserver, db,
     async with Hanging() as hanging:
         stuck = await notifier(client, auth, hanging.url)
         fine = await notifier(client, auth, httpserver.url_for("/ok"))
-        env = server_worker.delivery_env
+        env = server_worker.env
         hung = await enqueue(db, env, stuck, [f"mon_{i}" for i in range(8)])
         serve(server_worker)
         await until(lambda: asyncio.sleep(0, len(hanging.arrivals) == 8), 5)  # the 8 sends are hanging now
@@ -160,7 +159,7 @@ async def test_one_destination_takes_only_its_share_of_the_slots(client, auth, h
     async with Hanging() as hanging:
         stuck = await notifier(client, auth, hanging.url)
         fine = await notifier(client, auth, httpserver.url_for("/ok"))
-        env = server_worker.delivery_env
+        env = server_worker.env
         await enqueue(db, env, stuck, [f"mon_{i}" for i in range(8)])
         serve(server_worker)
         await asyncio.sleep(0.3)
@@ -187,7 +186,7 @@ async def test_a_killed_worker_leaves_its_row_to_another_after_the_lease(
 
     httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
     n = await notifier(client, auth, httpserver.url_for("/hook"))
-    (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+    (dlv,) = await enqueue(db, worker.env, n, ["mon_1"])
     env = {
         **os.environ,
         "BEACON_DATABASE_URL": local_settings.database_url or "",
@@ -237,7 +236,7 @@ async def lease_of(db, delivery_id: str) -> dict:
 async def test_retry_is_refused_while_a_worker_holds_the_lease(client, auth, httpserver, db, worker):
     httpserver.expect_request("/hook", method="POST").respond_with_data("", status=204)
     n = await notifier(client, auth, httpserver.url_for("/hook"))
-    (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+    (dlv,) = await enqueue(db, worker.env, n, ["mon_1"])
     async with db() as s:  # what a claim leaves while its send is under way (no row lock held)
         await s.execute(
             text(
@@ -256,13 +255,13 @@ async def test_retry_is_refused_while_a_worker_holds_the_lease(client, auth, htt
 async def test_stopping_gives_back_the_leases_of_rows_claimed_but_not_sent(client, auth, db, server_worker):
     async with Hanging() as hanging:
         stuck = await notifier(client, auth, hanging.url)
-        ids = await enqueue(db, server_worker.delivery_env, stuck, [f"mon_{i}" for i in range(6)])
+        ids = await enqueue(db, server_worker.env, stuck, [f"mon_{i}" for i in range(6)])
         serve(server_worker)
         await until(lambda: asyncio.sleep(0, len(hanging.arrivals) == 1), 5)
         await asyncio.sleep(0.2)  # the claim ran ahead: the other rows wait in the process's queue, leased
         leased = [d for d in ids if (await lease_of(db, d))["claim_token"] is not None]
         assert len(leased) > 1, leased
-        await stop_dispatcher(server_worker, grace=0.1)
+        await server_worker.stop(grace=0.1)
     still = [d for d in ids if (await lease_of(db, d))["claim_token"] is not None]
     assert len(still) == 1 and len(hanging.arrivals) == 1  # only the one in flight keeps its lease (it runs out)
 
@@ -270,7 +269,7 @@ async def test_stopping_gives_back_the_leases_of_rows_claimed_but_not_sent(clien
 async def test_retry_is_refused_while_a_claim_holds_the_row_locked(client, auth, httpserver, db, worker):
     httpserver.expect_request("/hook", method="POST").respond_with_data("", status=204)
     n = await notifier(client, auth, httpserver.url_for("/hook"))
-    (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+    (dlv,) = await enqueue(db, worker.env, n, ["mon_1"])
     async with db() as s:  # a claim's transaction, between its lock and its commit
         await s.execute(text("SELECT id FROM deliveries WHERE id = :id FOR UPDATE"), {"id": dlv})
         r = await client.post(f"/v1/deliveries/{dlv}/retry", headers=auth)
@@ -294,7 +293,7 @@ async def test_retries_wait_on_one_timer_and_each_goes_at_its_time(client, auth,
 
     httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
     n = await notifier(client, auth, httpserver.url_for("/hook"))
-    ids = await enqueue(db, server_worker.delivery_env, n, [f"mon_{i}" for i in range(6)])
+    ids = await enqueue(db, server_worker.env, n, [f"mon_{i}" for i in range(6)])
     serve(server_worker)
     await until(lambda: asyncio.sleep(0, len(waits) == 6), 5)
     await asyncio.sleep(0.3)  # the outcomes recorded, their retries timed
@@ -325,8 +324,7 @@ def test_the_timer_takes_uvloops_plain_handles(settings, caplog):
 
     async def scenario() -> None:
         engine = make_engine(settings.database_url or "", pool_size=2)
-        state = SimpleNamespace(delivery_env=offline_delivery_env(settings, make_sessionmaker(engine)))
-        dispatcher = dispatcher_of(state)
+        dispatcher = Dispatcher(offline_delivery_env(settings, make_sessionmaker(engine)))
         dispatcher.serving = True  # as `serve` does, without claiming anything
         try:
             # Rows due 0.2 ms past each of the next 40 milliseconds: each time the timer fires, the next one is
@@ -366,12 +364,12 @@ async def test_a_send_ends_within_its_time_limit_however_slowly_the_answer_trick
     server = await asyncio.start_server(trickle, "127.0.0.1", 0)
     try:
         n = await notifier(client, auth, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/slow")
-        worker = SimpleNamespace(delivery_env=offline_delivery_env(settings, db))
-        (dlv,) = await enqueue(db, worker.delivery_env, n, ["mon_1"])
+        worker = Dispatcher(offline_delivery_env(settings, db))
+        (dlv,) = await enqueue(db, worker.env, n, ["mon_1"])
         started = time.monotonic()
         assert await asyncio.wait_for(deliver_due(worker), 10) == 1
         assert time.monotonic() - started < 3.5
-        await worker.delivery_env.http.aclose()
+        await worker.env.http.aclose()
     finally:
         server.close()
     async with db() as s:

@@ -27,7 +27,7 @@ async def make_notifier(client, auth, type_: str, url: str) -> str:
 async def enqueue(db, worker, notifier_id: str, monitor_id: str, *kinds: str) -> list[str]:
     async with db() as s:
         ids = [
-            service.enqueue(s, worker.delivery_env, notifier_id=notifier_id, event=EVENTS[k], monitor_id=monitor_id).id
+            service.enqueue(s, worker.env, notifier_id=notifier_id, event=EVENTS[k], monitor_id=monitor_id).id
             for k in kinds
         ]
         await s.commit()

@@ -9,14 +9,13 @@ import json
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from types import SimpleNamespace
 
 import pytest
 from werkzeug import Response
 
 from adapters import testing as kit
 from app.deliveries import service
-from app.deliveries.worker import dispatcher_of, serve, stop_dispatcher
+from app.deliveries.worker import Dispatcher, serve
 from tests.integration.monitors.conftest import Harness
 
 ERRORS_5XX = "['web'] | where status >= 500 | summarize count()"
@@ -24,24 +23,24 @@ ERRORS_5XX = "['web'] | where status >= 500 | summarize count()"
 
 @pytest.fixture
 async def h(client, auth, db, worker, httpserver) -> Harness:
-    return Harness(client, auth, db, worker.delivery_env, httpserver)
+    return Harness(client, auth, db, worker.env, httpserver)
 
 
 @pytest.fixture
-async def serving(worker) -> AsyncIterator[SimpleNamespace]:
+async def serving(worker) -> AsyncIterator[Dispatcher]:
     """The worker as a server runs it: sends in the background, woken by timers, by each finished send and by
     the scheduler's poll (every `delivery_poll_seconds`)."""
-    state = SimpleNamespace(delivery_env=worker.delivery_env)
+    dispatcher = Dispatcher(worker.env)
 
     async def poll() -> None:
         while True:
-            serve(state)
-            await asyncio.sleep(worker.delivery_env.settings.delivery_poll_seconds)
+            serve(dispatcher)
+            await asyncio.sleep(worker.env.settings.delivery_poll_seconds)
 
     poller = asyncio.create_task(poll())
-    yield state
+    yield dispatcher
     poller.cancel()
-    await stop_dispatcher(state, grace=5)
+    await dispatcher.stop(grace=5)
 
 
 class Outage:
@@ -190,7 +189,7 @@ async def test_a_mute_that_runs_out_sends_what_is_still_true(h, httpserver, serv
     )
     await h.ingest("web", errors(h, 70, 5))
     assert (await h.run(h.at(120))).deliveries == 1
-    dispatcher_of(serving).wake()  # as the monitor loop does after queueing
+    serving.wake()  # as the monitor loop does after queueing
     await wait_until(lambda: settled(h, m["id"], 1), seconds=15)
     # Sent once the mute ran out (the worker's own timer), not failed, not before.
     assert len(arrived) == 1 and datetime.now(UTC) >= ends
@@ -220,7 +219,7 @@ async def test_each_stream_keeps_its_order_under_concurrency(h, db, httpserver, 
                 d = service.enqueue(s, h.env, notifier_id=notifier_id, event=event, monitor_id=monitor_id)
                 made[(notifier_id, monitor_id)].append(d.id)
         await s.commit()
-    dispatcher_of(serving).wake()
+    serving.wake()
     await wait_until(lambda: asyncio.sleep(0, len(arrived) == 60), seconds=30)
     for ids in made.values():
         assert [i for i in arrived if i in ids] == ids

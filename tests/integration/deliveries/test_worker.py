@@ -11,7 +11,6 @@ import time
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
-from types import SimpleNamespace
 
 import pytest
 from litestar.testing import AsyncTestClient
@@ -21,7 +20,7 @@ from werkzeug import Response
 from adapters import testing as kit
 from adapters.base import Event
 from app.deliveries import service
-from app.deliveries.worker import deliver_due
+from app.deliveries.worker import Dispatcher, deliver_due
 from tests.offline_dns import offline_delivery_env
 
 EVENT = kit.sample_events()["triggered"]
@@ -38,7 +37,7 @@ async def make_notifier(client, auth, type_, config):
 async def enqueue(db, worker, notifier_id, count=1, event: Event = EVENT) -> list[str]:
     async with db() as s:
         ids = [
-            service.enqueue(s, worker.delivery_env, notifier_id=notifier_id, event=event, monitor_id="mon_1").id
+            service.enqueue(s, worker.env, notifier_id=notifier_id, event=event, monitor_id="mon_1").id
             for _ in range(count)
         ]
         await s.commit()
@@ -64,7 +63,7 @@ async def test_5xx_retries_with_backoff_then_succeeds(client, auth, httpserver, 
     n = await make_notifier(client, auth, "chat_b", {"url": httpserver.url_for("/h")})
     # A 20 s base, so that "not due yet" holds however slowly a loaded machine runs the test.
     env = offline_delivery_env(replace(local_settings, delivery_backoff_seconds=20.0), db)
-    worker = SimpleNamespace(delivery_env=env)
+    worker = Dispatcher(env)
     try:
         (dlv,) = await enqueue(db, worker, n["id"])
         assert await deliver_due(worker) == 1
@@ -188,7 +187,7 @@ async def test_two_worker_processes_share_the_queue(client, auth, httpserver, db
 
     def receive(request):
         received.append(request.headers["webhook-id"])
-        time.sleep(0.01)  # keep both processes busy at the same time
+        time.sleep(0.03)  # keep both processes busy at the same time
         return Response("", status=204)
 
     httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
@@ -198,9 +197,7 @@ async def test_two_worker_processes_share_the_queue(client, auth, httpserver, db
     async with db() as s:
         for _ in range(10):
             for monitor_id, made in streams.items():
-                made.append(
-                    service.enqueue(s, worker.delivery_env, notifier_id=n["id"], event=EVENT, monitor_id=monitor_id).id
-                )
+                made.append(service.enqueue(s, worker.env, notifier_id=n["id"], event=EVENT, monitor_id=monitor_id).id)
         await s.commit()
     ids = [i for made in streams.values() for i in made]
     env = {
@@ -209,15 +206,31 @@ async def test_two_worker_processes_share_the_queue(client, auth, httpserver, db
         "BEACON_SECRET_KEY": local_settings.secret_key or "",
         "BEACON_ALLOW_PRIVATE_DESTINATIONS": "true",
         "BEACON_DATA_DIR": str(local_settings.data_dir),
+        # One send at a time per process: a claim takes two stream heads, not all six, so the other process finds
+        # heads to take (with the defaults one process claims every head at once and may well send all 60).
+        "BEACON_DELIVERY_CONCURRENCY": "1",
+        "BEACON_DELIVERY_PER_DESTINATION": "1",
     }
+    # Each process says when it has imported everything, then waits for "go": both start sending at the same
+    # moment (on a loaded machine one process' start-up can otherwise outlast the other's whole run).
     code = (
-        "import asyncio; from app.settings import Settings; from app.deliveries.worker import run_until_idle; "
+        "import asyncio, sys; from app.settings import Settings; from app.deliveries.worker import run_until_idle; "
+        "print('ready', flush=True); sys.stdin.readline(); "
         "print(asyncio.run(run_until_idle(Settings.from_env())))"
     )
     procs = [
-        await asyncio.create_subprocess_exec(sys.executable, "-c", code, env=env, stdout=asyncio.subprocess.PIPE)
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", code, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
         for _ in range(processes)
     ]
+    for p in procs:
+        assert p.stdout is not None
+        assert (await asyncio.wait_for(p.stdout.readline(), timeout=60)).strip() == b"ready"
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write(b"go\n")
+        await p.stdin.drain()
     outputs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in procs)), timeout=90)
     assert all(p.returncode == 0 for p in procs)
     counts = [int(out.strip().splitlines()[-1]) for out, _ in outputs]

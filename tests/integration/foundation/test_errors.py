@@ -7,7 +7,7 @@ import re
 from litestar import get
 from litestar.testing import AsyncTestClient
 
-from app.auth import shipper_path
+from app.auth_middleware import shipper_path
 from app.errors import ERRORS
 from tests.helpers import assert_error
 

@@ -12,6 +12,7 @@ import orjson
 from litestar import Litestar
 from litestar.routes import HTTPRoute
 
+from app.services import services_of
 from tests.helpers import assert_error, captured_logs
 from tests.servers import served_app
 
@@ -54,11 +55,11 @@ class Stalled:
 
 def in_use(app: Litestar) -> dict[str, int]:
     """Database connections the app holds now: the ORM pool's checked out, the asyncpg pools' taken."""
-    state = app.state
+    services = services_of(app)
     return {
-        "engine": state.engine.pool.checkedout(),
-        "read_pool": state.read_pool.get_size() - state.read_pool.get_idle_size(),
-        "query_pool": state.query_pool.get_size() - state.query_pool.get_idle_size(),
+        "engine": services.engine.pool.checkedout(),
+        "read_pool": services.read_pool.get_size() - services.read_pool.get_idle_size(),
+        "query_pool": services.query_pool.get_size() - services.query_pool.get_idle_size(),
     }
 
 
@@ -152,11 +153,18 @@ async def test_no_route_holds_a_database_connection_while_its_body_arrives(
     assert len(routes) >= 25 and ("POST", "/v1/ingest/x", "application/x-ndjson") in routes
     async with served_app(app) as url:
         host = url.removeprefix("http://")
+        # The console's pages as a signed-in browser sends them (its guard turns anyone else away at once).
+        async with httpx.AsyncClient(base_url=url) as browser:
+            signed = await browser.post("/ui/login", data={"token": auth["Authorization"].removeprefix("Bearer ")})
+            assert signed.status_code == 303, signed.text
+            session = "; ".join(f"{k}={v}" for k, v in browser.cookies.items())
+
+        def headers(path: str, kind: str) -> dict[str, str]:
+            page = {"Cookie": session} if path.startswith("/ui/") else {}
+            return {**auth, **page, "Content-Type": kind, "Origin": f"http://{host}"}
+
         stalled = await asyncio.gather(
-            *(
-                Stalled.open(host, method, path, {**auth, "Content-Type": kind, "Origin": f"http://{host}"})
-                for method, path, kind in routes
-            )
+            *(Stalled.open(host, method, path, headers(path, kind)) for method, path, kind in routes)
         )
         try:
             await asyncio.sleep(0.5)

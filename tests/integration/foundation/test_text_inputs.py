@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from app.auth import shipper_path
+from app.auth_middleware import shipper_path
 from tests.helpers import assert_error
 
 NUL = "\x00"

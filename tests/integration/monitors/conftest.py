@@ -10,7 +10,6 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
 from app.deliveries.sending import DeliveryEnv
-from app.deliveries.worker import deliver_due
+from app.deliveries.worker import Dispatcher, deliver_due
 from app.monitors.tick import TickResult, evaluate_due
 from app.settings import Settings
 from tests.offline_dns import offline_delivery_env
@@ -102,7 +101,7 @@ class Harness:
         return await evaluate_due(self.env, lanes=1, now=at)
 
     async def deliver(self) -> int:
-        return await deliver_due(SimpleNamespace(delivery_env=self.env))
+        return await deliver_due(Dispatcher(self.env))
 
     async def get(self, monitor_id: str) -> dict[str, Any]:
         r = await self.client.get(f"/v1/monitors/{monitor_id}", headers=self.auth)

@@ -3,6 +3,8 @@ dataset has never had (with the closest known one), and a dataset that does not 
 
 from __future__ import annotations
 
+from sqlalchemy import text
+
 THRESHOLD = {"type": "threshold", "operator": "above", "threshold": 0}
 
 
@@ -66,3 +68,24 @@ async def test_fields_that_exist_give_no_warning(h):
         **THRESHOLD,
     )
     assert m["warnings"] == []
+
+
+async def test_a_field_check_that_fails_leaves_no_monitor_nor_change(h):
+    """The check runs before the commit (issue 32: on Citus it failed after it, and the client got a 500 for a
+    monitor that existed). Here it fails for real: the table it reads is renamed away for the request."""
+    await h.ingest("web", [{"_time": h.at(0), "status": 500}])
+    kept = await h.monitor(apl="['web'] | where status >= 500 | summarize count()", **THRESHOLD)
+    async with h.db() as s:
+        await s.execute(text("ALTER TABLE dataset_fields RENAME TO dataset_fields_away"))
+        await s.commit()
+    try:
+        body = {"name": "new", "apl": "['web'] | where status >= 400 | summarize count()", "notifier_ids": []}
+        created = await h.client.post("/v1/monitors", headers=h.auth, json={**body, **THRESHOLD})
+        changed = await h.client.patch(f"/v1/monitors/{kept['id']}", headers=h.auth, json={"name": "changed"})
+    finally:
+        async with h.db() as s:
+            await s.execute(text("ALTER TABLE dataset_fields_away RENAME TO dataset_fields"))
+            await s.commit()
+    assert created.status_code == changed.status_code == 500
+    listed = (await h.client.get("/v1/monitors", headers=h.auth)).json()["data"]
+    assert [(m["id"], m["name"]) for m in listed] == [(kept["id"], kept["name"])]

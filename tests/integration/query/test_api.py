@@ -16,6 +16,7 @@ from litestar.testing import AsyncTestClient
 from app.db.reads import open_read_pool, read_connection
 from app.query.compiler import Compiled
 from app.query.parser import parse
+from app.services import services_of
 from app.settings import asyncpg_dsn
 from tests.conftest import TokenFactory
 from tests.helpers import assert_error, captured_logs
@@ -56,7 +57,7 @@ async def test_a_token_limited_to_datasets_reads_only_those(client: Client, make
 
 
 async def load_events_into(client: Client, dataset: str) -> None:
-    settings = client.app.state.settings
+    settings = services_of(client.app).settings
     await load_events(settings.database_url, dataset, [{"_time": datetime(2025, 1, 1, tzinfo=UTC), "a": 1}])
 
 
@@ -131,7 +132,7 @@ async def test_time_range_bounds(client: Client, auth: dict[str, str]) -> None:
 
 async def test_relative_times_and_the_default_end_of_now(client: Client, auth: dict[str, str]) -> None:
     now = datetime.now(UTC)
-    settings = client.app.state.settings
+    settings = services_of(client.app).settings
     await load_events(
         settings.database_url,
         "recent",

@@ -13,6 +13,7 @@ import asyncpg
 import httpx
 from litestar import Litestar
 
+from app.services import services_of
 from app.settings import asyncpg_dsn
 from tests.helpers import assert_error
 from tests.integration.query.conftest import t
@@ -90,7 +91,7 @@ async def test_past_its_queue_a_token_is_told_to_retry(
     async with served_app(app) as url, httpx.AsyncClient(base_url=url, timeout=60) as http:
         async with slow_day(database_url):
             slow = [asyncio.create_task(http.post("/v1/query", json=SLOW, headers=auth)) for _ in range(3)]
-            await until(lambda: app.state.query_slots.totals() == (2, 1))
+            await until(lambda: services_of(app).query_slots.totals() == (2, 1))
             refused = await http.post("/v1/query", json=SLOW, headers=auth)
             exported = await http.post("/v1/export", json=SLOW, headers=auth)
         answers = await asyncio.gather(*slow)
@@ -98,4 +99,4 @@ async def test_past_its_queue_a_token_is_told_to_retry(
         err = assert_error(r, 429, "rate_limit_exceeded", type_="rate_limit_error")
         assert "2 queries running and 1 waiting" in err["message"] and r.headers["retry-after"] == "1"
     assert [r.status_code for r in answers] == [200] * 3
-    assert app.state.query_slots.totals() == (0, 0)  # every slot given back
+    assert services_of(app).query_slots.totals() == (0, 0)  # every slot given back

@@ -46,8 +46,8 @@ async def answer(client, auth, apl: str, start: datetime, end: datetime) -> dict
 
 def served_by_rollup(apl: str, start: datetime, end: datetime) -> bool:
     compiled = Compiled(parse(apl), now=datetime.now(UTC), start=start, end=end)
-    events = compiled.statement("web", limit=DEFAULT_ROWS, newest_first=True)
-    return rollup_statement(compiled, events, DEFAULT_ROWS) is not None
+    events = compiled.statement(1, limit=DEFAULT_ROWS, newest_first=True)
+    return rollup_statement(compiled, events, DEFAULT_ROWS, 1) is not None
 
 
 SPANS = [timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=7), timedelta(hours=1), timedelta(days=1)]

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from app.services import services_of
 from tests.integration.query.helpers import column, run
 from tests.integration.query.loader import load_events
 
@@ -21,7 +22,7 @@ async def test_a_sum_of_whole_json_numbers_is_a_whole_number(client: Client, aut
         {"_time": datetime(2025, 5, 1, 0, 1, tzinfo=UTC), "bytes": 5020686273, "share": 0.2, "kind": "a"},
         {"_time": datetime(2025, 5, 1, 0, 2, tzinfo=UTC), "bytes": "12", "share": None, "kind": "b"},
     ]
-    await load_events(client.app.state.settings.database_url, "sums", events)
+    await load_events(services_of(client.app).settings.database_url, "sums", events)
     columns, rows, _ = await run(client, auth, "['sums'] | summarize sum(bytes), sum(share), n = count() by kind")
     assert [c["type"] for c in columns] == ["string", "long", "real", "long"]
     assert rows == [["a", 2**53 + 1 + 5020686273, 0.3, 2], ["b", None, None, 1]]

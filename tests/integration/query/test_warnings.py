@@ -7,6 +7,7 @@ from typing import Any
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from app.services import services_of
 from tests.integration.ingest.util import ndjson, post_events
 from tests.integration.query.conftest import WEB_EVENTS
 from tests.integration.query.loader import load_events
@@ -86,7 +87,7 @@ async def test_a_computed_column_is_not_a_field(client: Client, auth: dict[str, 
 
 async def test_a_dataset_without_recorded_fields_is_not_judged(client: Client, auth: dict[str, str]) -> None:
     """Rows written other than by ingest (no fields recorded): nothing to compare against, no warnings."""
-    await load_events(client.app.state.settings.database_url, "raw", WEB_EVENTS)
+    await load_events(services_of(client.app).settings.database_url, "raw", WEB_EVENTS)
     resp = await client.post("/v1/query", json={"apl": "['raw'] | where statuss > 1 | count"}, headers=auth)
     assert resp.json()["warnings"] == []
 

@@ -12,15 +12,15 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
 
-from app.deliveries.worker import deliver_due
+from app.deliveries.worker import Dispatcher, deliver_due
 from app.routing.env import RoutingEnv
 from app.routing.jobs import RunResult, run_routing
+from app.services import services_of
 from app.settings import Settings
 from tests.offline_dns import offline_delivery_env
 
@@ -51,7 +51,7 @@ def clock() -> Clock:
 @pytest.fixture
 async def client(make_app, local_settings: Settings, clock: Clock) -> AsyncIterator[AsyncTestClient[Any]]:
     async with AsyncTestClient(app=make_app(local_settings)) as c:
-        c.app.state.routing_env.clock = clock
+        services_of(c.app).routing_env.clock = clock
         yield c
 
 
@@ -105,7 +105,7 @@ class Harness:
         return await run_routing(self.renv)
 
     async def deliver(self) -> int:
-        return await deliver_due(SimpleNamespace(delivery_env=self.renv.delivery))
+        return await deliver_due(Dispatcher(self.renv.delivery))
 
     async def step(self, after: float = 0) -> list[dict[str, Any]]:
         """Run the job `after` seconds later and send what it queued; returns the messages that arrived."""

@@ -18,7 +18,8 @@ import pytest
 
 from app.asgi import create_app
 from app.settings import Settings
-from tests.conftest import Clones, _with_database, admin_token_in, run_sync
+from tests.conftest import _with_database, admin_token_in, run_sync
+from tests.databases import Clones
 from tests.servers import InThread
 
 REPO = Path(__file__).resolve().parents[3]

@@ -90,3 +90,24 @@ async def test_the_page_shows_and_switches_send_resolved(client, auth, admin_tok
     assert r.status_code == 303, r.text
     assert (await client.get(f"/v1/notifiers/{notifier_id}", headers=auth)).json()["send_resolved"] is True
     assert "Stop sending them" in (await client.get("/ui/notifiers")).text
+
+
+async def test_a_token_limited_to_datasets_changes_no_notifier_from_the_console(client, auth, make_token):
+    # Notifiers are shared configuration (app/access.py): as on the API, a dataset-limited token with
+    # `notifiers:write` neither sends a test nor switches `send_resolved`, even posting the forms itself.
+    body = {"name": "slack", "type": "chat_a", "config": {"url": "https://hooks.slack.test/services/T/B/x"}}
+    r = await client.post("/v1/notifiers", headers=auth, json=body)
+    assert r.status_code == 201, r.text
+    notifier_id = r.json()["id"]
+    await sign_in(client, await make_token(["notifiers:read", "notifiers:write"], datasets=["web"]))
+    page = (await client.get("/ui/notifiers")).text
+    assert "Send them" not in page and "Send a test" not in page
+    for action, form in (("send-resolved", {"value": "on"}), ("test", {})):
+        r = await client.post(
+            f"/ui/notifiers/{notifier_id}/{action}", data={"csrf": csrf_of(page), **form}, follow_redirects=False
+        )
+        assert r.status_code == 403 and "limited to datasets cannot change notifiers" in r.text, (action, r.text)
+    notifier = (await client.get(f"/v1/notifiers/{notifier_id}", headers=auth)).json()
+    assert notifier["send_resolved"] is False
+    r = await client.get("/v1/deliveries", headers=auth, params={"notifier_id": notifier_id})
+    assert r.json()["data"] == []

@@ -8,7 +8,7 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from app.client.backoff import Backoff, parse_retry_after
+from beacon_client.backoff import Backoff, parse_retry_after
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504])

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from app.client.batching import MAX_BYTES, MAX_EVENTS, BatchBuilder
+from beacon_client.batching import MAX_BYTES, MAX_EVENTS, BatchBuilder
 
 
 def lines_of(body: bytes) -> list[dict]:

@@ -1,4 +1,4 @@
-"""The CLI's durations are app/durations.py's, one notation for every option that takes one."""
+"""The CLI's durations are beacon_client.notation.durations', one notation for every option that takes one."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.cli_client.durations import SECONDS
+from beacon_client.cli.durations import SECONDS
 
 
 @pytest.mark.parametrize(("given", "seconds"), [("90", 90), ("0", 0), ("90s", 90), ("5m", 300), ("1h30m", 5400)])

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import click
 import pytest
 
-from app.cli_client.durations import SECONDS
-from app.cli_client.reading import IngestProgress
-from app.cli_client.tables import block, table, text
+from beacon_client.cli.durations import SECONDS
+from beacon_client.cli.reading import IngestProgress
+from beacon_client.cli.tables import block, table, text
 
 
 def test_progress_bar_with_a_known_size_shows_share_rate_and_time_left():

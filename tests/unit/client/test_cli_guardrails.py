@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import click
 import pytest
 
-from app.cli_client.output import _real
-from app.cli_client.times import absolute
+from beacon_client.cli.output import _real
+from beacon_client.cli.times import absolute
 
 NOW = datetime(2026, 11, 24, 8, 0, 0, 123456, tzinfo=UTC)
 

@@ -1,7 +1,6 @@
-"""Endpoint specs build the request the API contract describes (sans-IO: no server needed).
-
-Monitors have no server side yet on this branch; their specs are checked here against api.md, and end to end
-once the monitors endpoints land.
+"""Endpoint specs build the request the API contract describes (sans-IO: no server needed). The same calls run
+against the real app in tests/integration/client/ (monitors: test_client_monitors.py), and the models they read
+the answers into are compared with the served OpenAPI document (test_models_follow_the_api.py).
 """
 
 from __future__ import annotations
@@ -9,8 +8,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from app.client import TriggerAfter
-from app.client.endpoints import annotations, datasets, events, monitors, notifiers
+from beacon_client import TriggerAfter
+from beacon_client.endpoints import annotations, datasets, events, monitors, notifiers
 
 
 def body(call) -> dict:

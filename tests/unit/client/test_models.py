@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from app.client import Annotation, Page
+from beacon_client import Annotation, Page
 
 
 def test_extra_fields_are_ignored_and_times_are_parsed():

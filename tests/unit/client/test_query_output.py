@@ -8,8 +8,8 @@ import json
 
 import msgspec
 
-from app.cli_client.output import render_rows
-from app.client import QueryResult
+from beacon_client import QueryResult
+from beacon_client.cli.output import render_rows
 
 RESULT = msgspec.json.decode(
     json.dumps(

@@ -17,7 +17,7 @@ PROGRAM = """
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from typing import Any, assert_type
 
-from app.client import (
+from beacon_client import (
     Annotation, AsyncClient, Client, IngestResult, Page, QueryResult, Token, TokenCreated,
 )
 

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from app.client import WebhookVerificationError, verify_webhook
+from beacon_client import WebhookVerificationError, verify_webhook
 
 KEY = os.urandom(32)
 SECRET = "whsec_" + base64.b64encode(KEY).decode()

@@ -10,12 +10,12 @@ from textwrap import dedent
 import msgspec
 import pytest
 
-from app.cli_client.routing_import import body_of
 from app.errors import BeaconError
 from app.routing.importing.draft import Draft, read_config
 from app.routing.importing.losses import HTTP_CONFIG, MESSAGE_TEXT, TEMPLATES, UNKNOWN
 from app.routing.importing.receivers import FILE_SECRET, RELAY
 from app.routing.importing.yamltext import load
+from beacon_client.cli.routing_import import body_of
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "alertmanager"
 

@@ -7,7 +7,9 @@ from datetime import timedelta
 import pytest
 
 from app.routing.matchers import parse_matcher
-from app.routing.texts import lines, matchers_for, parse_duration, parse_labels
+from app.routing.texts import lines, matchers_for
+from beacon_client.notation.durations import parse_duration
+from beacon_client.notation.labels import parse_labels
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from app.auth import _bearer, shipper_path
+from app.auth_middleware import _bearer, shipper_path
 from app.errors import BeaconError
 from app.ratelimit import group_for
 
