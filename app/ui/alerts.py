@@ -34,8 +34,8 @@ def can_silence(who: Principal) -> bool:
     return may(who, SILENCE_WRITE)
 
 
-MAX_GROUPS = 200
-MAX_PER_GROUP = 50
+MAX_GROUPS = 100
+MAX_PER_GROUP = 20
 
 
 @dataclass
