@@ -17,6 +17,7 @@ import shutil
 import socket
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,7 +38,7 @@ from app.tokens.service import create_token
 from tests.databases import Clones
 from tests.offline_dns import offline_resolve
 from tests.receivers import Sink
-from tests.servers import served_app
+from tests.servers import InThread, served_app
 
 T = TypeVar("T")
 _RECORDER = pytest.StashKey[Any]()
@@ -112,6 +113,27 @@ async def admin_token_in(database_url: str) -> str:
             return (await create_token(session, name="admin", scopes=["*"])).token
     finally:
         await engine.dispose()
+
+
+@contextmanager
+def served_on_a_clone(pg_server_url: str, clones: Clones, data_dir: Path) -> Iterator[tuple[str, str, str]]:
+    """The app under uvicorn in a thread, on a database of its own from the pool, with an admin token, for a
+    module's tests to share: (its URL, the token, the database's URL)."""
+    name = clones.take()
+    database_url = _with_database(pg_server_url, name)
+    try:
+        token = run_sync(admin_token_in(database_url))
+        settings = Settings(
+            database_url=database_url,
+            data_dir=data_dir,
+            base_url="http://testserver.local",
+            secret_key="module-secret-key",
+            run_scheduler=False,
+        )
+        with InThread(create_app(settings)) as server:
+            yield server.url, token, database_url
+    finally:
+        clones.give_back(name)
 
 
 @pytest.fixture(scope="session")

@@ -21,8 +21,7 @@ from litestar.testing import TestClient
 
 from app.asgi import create_app
 from app.settings import Settings
-from tests.conftest import Clones, _with_database, admin_token_in, run_sync
-from tests.servers import InThread
+from tests.conftest import Clones, served_on_a_clone
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -57,21 +56,8 @@ class Live:
 @pytest.fixture(scope="module")
 def live(pg_server_url: str, clones: Clones, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     """The app under uvicorn on a database of its own, with an admin token."""
-    name = clones.take()
-    database_url = _with_database(pg_server_url, name)
-    try:
-        token = run_sync(admin_token_in(database_url))
-        settings = Settings(
-            database_url=database_url,
-            data_dir=tmp_path_factory.mktemp("clients"),
-            base_url="http://testserver.local",
-            secret_key="clients-secret-key",
-            run_scheduler=False,
-        )
-        with InThread(create_app(settings)) as server:
-            yield Live(server.url, token)
-    finally:
-        clones.give_back(name)
+    with served_on_a_clone(pg_server_url, clones, tmp_path_factory.mktemp("clients")) as (url, token, _):
+        yield Live(url, token)
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -19,19 +19,14 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
-from litestar import Litestar
 
 from adapters.guard import DestinationGuard, DestinationRefused
 from app.asgi import create_app
@@ -39,6 +34,7 @@ from app.openapi_document import operations
 from app.settings import RateLimits, Settings
 from tests.conftest import _admin, _with_database, admin_token_in, run_sync
 from tests.offline_dns import offline_resolve
+from tests.servers import InThread
 
 ROOT = Path(__file__).resolve().parents[2]
 UNLIMITED = RateLimits(ingest=10**9, query=10**9, read=10**9, other=10**9)
@@ -84,30 +80,6 @@ class Served:
     operations: int
 
 
-class _Uvicorn:
-    """The app under uvicorn in a thread of this process, on a loopback port the system chose."""
-
-    def __init__(self, app: Litestar) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self) -> _Uvicorn:
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-        self.sock.close()
-
-
 @pytest.fixture(scope="module")
 def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_factory) -> Iterator[Served]:
     name = f"{db_prefix}_fuzz"
@@ -123,7 +95,7 @@ def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_
         token = run_sync(admin_token_in(url))
         guard = LoopbackOnly(allow_private=True, resolve=offline_resolve)
         app = create_app(_settings(url, tmp_path_factory.mktemp("fuzz")), guard=guard)
-        with _Uvicorn(app) as server:
+        with InThread(app) as server:
             document = httpx.get(f"{server.url}/schema/openapi.json").json()
             yield Served(server.url, token, len(list(operations(document))))
     finally:

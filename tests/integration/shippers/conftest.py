@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +16,8 @@ import httpx
 import orjson
 import pytest
 
-from app.asgi import create_app
-from app.settings import Settings
-from tests.conftest import _with_database, admin_token_in, run_sync
+from tests.conftest import served_on_a_clone
 from tests.databases import Clones
-from tests.servers import InThread
 
 REPO = Path(__file__).resolve().parents[3]
 NODE_CLIENTS = Path(__file__).resolve().parent / "node"
@@ -77,21 +74,8 @@ class Live:
 
 @pytest.fixture(scope="module")
 def live(pg_server_url: str, clones: Clones, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
-    name = clones.take()
-    database_url = _with_database(pg_server_url, name)
-    try:
-        token = run_sync(admin_token_in(database_url))
-        settings = Settings(
-            database_url=database_url,
-            data_dir=tmp_path_factory.mktemp("shippers"),
-            base_url="http://testserver.local",
-            secret_key="shippers-secret-key",
-            run_scheduler=False,
-        )
-        with InThread(create_app(replace(settings))) as server:
-            yield Live(server.url, token, database_url)
-    finally:
-        clones.give_back(name)
+    with served_on_a_clone(pg_server_url, clones, tmp_path_factory.mktemp("shippers")) as (url, token, database):
+        yield Live(url, token, database)
 
 
 class Daemon:
