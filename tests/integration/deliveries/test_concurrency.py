@@ -26,31 +26,21 @@ from app.deliveries import service
 from app.deliveries.worker import Dispatcher, deliver_due, serve
 from app.timefmt import utcnow
 from tests.offline_dns import offline_delivery_env
+from tests.receivers import RawHTTP
 
 EVENT = kit.sample_events()["triggered"]
 
 
-class Hanging:
+class Hanging(RawHTTP):
     """A destination that accepts a request and never answers (until the client gives up)."""
 
+    path = "/hang"
+
     def __init__(self) -> None:
+        super().__init__()
         self.arrivals: list[float] = []
         self.open = 0
         self.most_open = 0
-        self._server: asyncio.Server | None = None
-
-    async def __aenter__(self) -> Hanging:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/hang"
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

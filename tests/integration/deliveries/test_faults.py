@@ -20,6 +20,7 @@ from app.deliveries import service
 from app.deliveries.worker import run_until_idle
 from app.settings import Settings, asyncpg_dsn
 from tests.offline_dns import offline_delivery_env
+from tests.receivers import RawHTTP
 from tests.servers import Server, clean_env, free_port
 
 EVENT = kit.sample_events()["triggered"]
@@ -27,28 +28,15 @@ N = 200
 PER_DESTINATION = 8  # BEACON_DELIVERY_PER_DESTINATION's default
 
 
-class Counting:
+class Counting(RawHTTP):
     """A keep-alive HTTP/1.1 webhook receiver: answers 204 after `delay` seconds and counts each `webhook-id`;
     `on_arrival(n)` is called with the number of requests received so far."""
 
     def __init__(self, delay: float) -> None:
+        super().__init__()
         self.delay = delay
         self.arrivals: list[str] = []
         self.on_arrival = lambda n: None
-        self._server: asyncio.Server | None = None
-
-    async def __aenter__(self) -> Counting:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/hook"
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
