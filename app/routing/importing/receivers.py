@@ -144,13 +144,7 @@ def _slack(f: Fields, g: Globals, losses: Losses, draft: DraftNotifier) -> bool:
     url = _secret(f, "api_url", losses, g=g, global_key="slack_api_url")
     f.lose(losses, ["channel"], "Beacon posts to the channel the webhook URL belongs to (Slack incoming webhooks)")
     f.lose(losses, am.SLACK_MESSAGE, MESSAGE_TEXT, am.SLACK_DEFAULTS)
-    if url is None:
-        raise bad(f.path, "`api_url` is missing, and `global.slack_api_url` is not set.")
-    if isinstance(url, _InFile):
-        return False
-    draft.config = {"url": url}
-    draft.fields["url"] = f.at("api_url") if f.data.get("api_url") else g.at("slack_api_url")
-    return True
+    return _place_secret(f, g, draft, url, ("api_url", "slack_api_url"), "url")
 
 
 def _msteams(f: Fields, g: Globals, losses: Losses, draft: DraftNotifier) -> bool:
@@ -189,12 +183,21 @@ def _opsgenie(f: Fields, g: Globals, losses: Losses, draft: DraftNotifier) -> bo
     key = _secret(f, "api_key", losses, g=g, global_key="opsgenie_api_key")
     _settings_url(f, g, losses, "api_url", "opsgenie_api_url", am.OPSGENIE_URL, "BEACON_INCIDENT_B_URL")
     f.lose(losses, am.OPSGENIE_MESSAGE, MESSAGE_TEXT, am.OPSGENIE_DEFAULTS)
-    if key is None:
-        raise bad(f.path, "`api_key` is missing, and `global.opsgenie_api_key` is not set.")
-    if isinstance(key, _InFile):
+    return _place_secret(f, g, draft, key, ("api_key", "opsgenie_api_key"), "integration_key")
+
+
+def _place_secret(
+    f: Fields, g: Globals, draft: DraftNotifier, value: str | _InFile | None, names: tuple[str, str], config_key: str
+) -> bool:
+    """The secret read from the receiver's field or from `global` (`names`: both keys) as the notifier's
+    `config_key`: refused when neither is set; False (nothing to create yet) while it is still in a file."""
+    field, global_key = names
+    if value is None:
+        raise bad(f.path, f"`{field}` is missing, and `global.{global_key}` is not set.")
+    if isinstance(value, _InFile):
         return False
-    draft.config = {"integration_key": key}
-    draft.fields["integration_key"] = f.at("api_key") if f.data.get("api_key") else g.at("opsgenie_api_key")
+    draft.config = {config_key: value}
+    draft.fields[config_key] = f.at(field) if f.data.get(field) else g.at(global_key)
     return True
 
 
