@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import asyncpg
 import pytest
@@ -36,6 +36,7 @@ from app.logs import configure_logging
 from app.settings import Settings, asyncpg_dsn, normalize_database_url
 from app.tokens.service import create_token
 from tests.databases import Clones
+from tests.databases import with_database as _with_database
 from tests.offline_dns import offline_resolve
 from tests.receivers import Sink
 from tests.servers import InThread, served_app
@@ -53,11 +54,6 @@ def run_sync(coro: Awaitable[T]) -> T:
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, wrapper()).result()
-
-
-def _with_database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
 async def _admin(url: str, *statements: str) -> None:
@@ -138,7 +134,7 @@ def served_on_a_clone(pg_server_url: str, clones: Clones, data_dir: Path) -> Ite
 
 @pytest.fixture(scope="session")
 def clones(pg_server_url: str, db_prefix: str, template_database: str) -> Iterator[Clones]:
-    pool = Clones(pg_server_url, template_database, db_prefix, _with_database)
+    pool = Clones(pg_server_url, template_database, db_prefix)
     yield pool
     pool.close()
 

@@ -20,6 +20,7 @@ import queue
 import threading
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
@@ -44,6 +45,11 @@ SELECT md5(coalesce(string_agg(x, ',' ORDER BY x), '')) FROM (
 """
 _TABLES = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p')"
 _SEQUENCES = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'S'"
+
+
+def with_database(url: str, name: str) -> str:
+    """The server's URL `url` naming the database `name`."""
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
 
 
 def _ident(name: str) -> str:
@@ -107,14 +113,12 @@ class Clones:
 
     AHEAD = 2
 
-    def __init__(self, server_url: str, template: str, prefix: str, with_database: Any) -> None:
+    def __init__(self, server_url: str, template: str, prefix: str) -> None:
         self._server_url, self._template, self._prefix = server_url, template, prefix
-        self._with_database = with_database
         self._names = itertools.count()
         self._ready: queue.Queue[str | BaseException] = queue.Queue()
         self._jobs: queue.Queue[tuple[str, str]] = queue.Queue()
         self._spare: collections.deque[str] = collections.deque()
-        self.recycled = self.cloned = 0
         self._failed: BaseException | None = None
         self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True, name="db-clones")
         self._thread.start()
@@ -150,7 +154,7 @@ class Clones:
     async def _run(self) -> None:
         admin = await asyncpg.connect(asyncpg_dsn(self._server_url))
         try:
-            template_conn = await asyncpg.connect(asyncpg_dsn(self._with_database(self._server_url, self._template)))
+            template_conn = await asyncpg.connect(asyncpg_dsn(with_database(self._server_url, self._template)))
             try:
                 template = await Template.read(template_conn)
             finally:
@@ -184,7 +188,6 @@ class Clones:
         except Exception as exc:  # the test that takes it fails with the reason
             self._ready.put(exc)
         else:
-            self.cloned += 1
             self._ready.put(name)
 
     async def _recycle(self, admin: asyncpg.Connection, template: Template, name: str) -> None:
@@ -195,7 +198,7 @@ class Clones:
             name,
         )
         try:
-            conn = await asyncpg.connect(asyncpg_dsn(self._with_database(self._server_url, name)))
+            conn = await asyncpg.connect(asyncpg_dsn(with_database(self._server_url, name)))
             try:
                 await template.restore(conn)
             finally:
@@ -203,5 +206,4 @@ class Clones:
         except Exception:
             await admin.execute(f"DROP DATABASE IF EXISTS {_ident(name)} WITH (FORCE)")
             return
-        self.recycled += 1
         self._spare.append(name)

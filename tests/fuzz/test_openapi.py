@@ -32,7 +32,8 @@ from adapters.guard import DestinationGuard, DestinationRefused
 from app.asgi import create_app
 from app.openapi_document import operations
 from app.settings import RateLimits, Settings
-from tests.conftest import _admin, _with_database, admin_token_in, run_sync
+from tests.conftest import _with_database, admin_token_in, run_sync
+from tests.databases import Clones
 from tests.offline_dns import offline_resolve
 from tests.servers import InThread
 
@@ -81,15 +82,8 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_factory) -> Iterator[Served]:
-    name = f"{db_prefix}_fuzz"
-    run_sync(
-        _admin(
-            pg_server_url,
-            f'DROP DATABASE IF EXISTS "{name}"',
-            f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"',
-        )
-    )
+def served(pg_server_url: str, clones: Clones, tmp_path_factory) -> Iterator[Served]:
+    name = clones.take()
     url = _with_database(pg_server_url, name)
     try:
         token = run_sync(admin_token_in(url))
@@ -99,7 +93,7 @@ def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_
             document = httpx.get(f"{server.url}/schema/openapi.json").json()
             yield Served(server.url, token, len(list(operations(document))))
     finally:
-        run_sync(_admin(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        clones.give_back(name)
 
 
 def test_every_operation_answers_as_its_document_says(served: Served, tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ as `beacon serve` in a subprocess on a free port (the sync Client and the CLI ta
 
 from __future__ import annotations
 
-import itertools
 import os
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -15,10 +14,9 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from beacon_client import AsyncClient, Client
-from tests.conftest import _admin, _with_database, run_sync
+from tests.conftest import _with_database
+from tests.databases import Clones
 from tests.servers import BEACON, Server, clean_env, free_port
-
-_servers = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -54,10 +52,10 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_factory) -> Iterator[Served]:
-    """One `beacon serve` per test module, on its own database cloned from the migrated template."""
-    name = f"{db_prefix}_srv{next(_servers)}"
-    run_sync(_admin(pg_server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"'))
+def served(pg_server_url: str, clones: Clones, tmp_path_factory) -> Iterator[Served]:
+    """One `beacon serve` per test module, on a database of its own from the pool (no token yet: the first start
+    prints one)."""
+    name = clones.take()
     database_url = _with_database(pg_server_url, name)
     data_dir = tmp_path_factory.mktemp("served")
     env = clean_env(
@@ -74,7 +72,7 @@ def served(pg_server_url: str, db_prefix: str, template_database: str, tmp_path_
         yield Served(f"http://127.0.0.1:{port}", server.token, database_url, data_dir)
     finally:
         server.stop()
-        run_sync(_admin(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        clones.give_back(name)
 
 
 @pytest.fixture
