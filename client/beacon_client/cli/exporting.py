@@ -10,32 +10,16 @@ from typing import IO
 import click
 
 from beacon_client.cli.common import connection_options, fail, make_client, reporting
+from beacon_client.cli.status_line import StatusLine
 
 
-class ExportProgress:
-    """A self-rewriting line on stderr while rows arrive (only on a terminal)."""
-
-    def __init__(self, enabled: bool, interval: float = 0.2) -> None:
-        self.enabled = enabled
-        self.interval = interval
-        self.started = time.monotonic()
-        self._last = 0.0
-        self._shown = False
+class ExportProgress(StatusLine):
+    """Rows, megabytes and rate while rows arrive."""
 
     def update(self, rows: int, written: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or now - self._last < self.interval:
-            return
-        self._last = now
-        rate = rows / max(now - self.started, 1e-6)
-        sys.stderr.write(f"\r{rows:,} rows, {written / 1e6:,.1f} MB, {rate:,.0f} rows/s ")
-        sys.stderr.flush()
-        self._shown = True
-
-    def done(self) -> None:
-        if self._shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        seconds = self.due()
+        if seconds is not None:
+            self.show(f"{rows:,} rows, {written / 1e6:,.1f} MB, {rows / max(seconds, 1e-6):,.0f} rows/s ")
 
 
 @click.command()

@@ -6,13 +6,14 @@ import gzip
 import os
 import stat
 import sys
-import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, cast
 
 import msgspec
+
+from beacon_client.cli.status_line import StatusLine
 
 
 class SourceError(Exception):
@@ -91,21 +92,12 @@ def read_events(path: str) -> EventSource:
     return EventSource(path)
 
 
-class IngestProgress:
-    """One self-rewriting status line on stderr (only when it is a terminal).
-
-    With the input's size known (a file, or stdin redirected from one) it is a bar with the percentage read, the
-    rate and the time left; from a pipe, the counts and the rate.
+class IngestProgress(StatusLine):
+    """The ingest's status line. With the input's size known (a file, or stdin redirected from one) it is a bar with
+    the percentage read, the rate and the time left; from a pipe, the counts and the rate.
     """
 
     BAR = 24
-
-    def __init__(self, enabled: bool, interval: float = 0.2) -> None:
-        self.enabled = enabled
-        self.interval = interval
-        self.started = time.monotonic()
-        self._last = 0.0
-        self._shown = False
 
     def update(
         self,
@@ -117,15 +109,9 @@ class IngestProgress:
         total_bytes: int | None = None,
         force: bool = False,
     ) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self._last < self.interval:
-            return
-        self._last = now
-        sys.stderr.write("\r" + self.line(now - self.started, read, ingested, sent_bytes, done_bytes, total_bytes))
-        sys.stderr.flush()
-        self._shown = True
+        seconds = self.due(force=force)
+        if seconds is not None:
+            self.show(self.line(seconds, read, ingested, sent_bytes, done_bytes, total_bytes))
 
     @classmethod
     def line(
@@ -149,8 +135,3 @@ class IngestProgress:
             f"{share:4.0%} [{'#' * filled}{'.' * (cls.BAR - filled)}] {done_bytes / 1e6:,.1f}/{total_bytes / 1e6:,.1f}"
             f" MB, {read:,} events read, {ingested:,} ingested, {rate}, ETA {eta} "
         )
-
-    def done(self) -> None:
-        if self._shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()

@@ -8,6 +8,7 @@ import click
 import pytest
 
 from beacon_client.cli.durations import SECONDS
+from beacon_client.cli.exporting import ExportProgress
 from beacon_client.cli.reading import IngestProgress
 from beacon_client.cli.tables import block, table, text
 
@@ -47,3 +48,25 @@ def test_cells_read_as_a_person_expects():
     assert shown.splitlines() == ["name   n", "----  --", "api    3", "web   12"]
     assert table(["x"], [], empty="(none yet)") == "(none yet)\n"
     assert block([("id", "m1"), ("last_value", None)]) == "id:         m1\nlast_value: -\n"
+
+
+def test_status_lines_rewrite_one_line_on_a_terminal_only(capsys):
+    off = ExportProgress(enabled=False)
+    off.update(5, 100)
+    off.done()
+    assert capsys.readouterr().err == ""  # not a terminal: nothing, not even the final newline
+
+    export = ExportProgress(enabled=True, interval=3600)
+    export.update(1_000, 2_000_000)
+    export.update(2_000, 4_000_000)  # within the interval: not rewritten
+    export.done()
+    err = capsys.readouterr().err
+    assert err.startswith("\r1,000 rows, 2.0 MB, ") and "rows/s" in err and err.endswith("\n")
+    assert err.count("\r") == 1
+
+    ingest = IngestProgress(enabled=True, interval=3600)
+    ingest.update(10, 10, 1_000)
+    ingest.update(20, 20, 2_000, force=True)  # the last line is forced out
+    ingest.done()
+    err = capsys.readouterr().err
+    assert err.count("\r") == 2 and "\r20 events read, 20 ingested" in err and err.endswith("\n")
