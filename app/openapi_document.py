@@ -22,7 +22,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from app.auth import SCOPES
-from app.datasets.names import _NAME as DATASET_NAME
+from app.datasets.names import DATASET_NAME
 from app.db.annotation import ENVIRONMENT_WIDE
 from app.deliveries.schemas import STATUSES as DELIVERY_STATUSES
 from app.ingest.golayout import NAMED_LAYOUTS
@@ -30,10 +30,11 @@ from app.inputs import NUL
 from app.monitors.schemas import STATES as MONITOR_STATES
 from app.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from app.routing.labels import LABEL_NAME, MAX_LABELS, MAX_VALUE_CHARS
-from app.routing.matchers import _SHAPE as MATCHER_SHAPE
+from app.routing.matchers import MATCHER_SHAPE
 from app.routing.schemas import ALERT_STATES, SILENCE_STATES
 from app.schemas import EARLIEST, LATEST
-from beacon_client.notation.timespans import _RELATIVE, TIMESPAN_UNITS
+from beacon_client.notation.timespans import RELATIVE_TIME as RELATIVE_NOTATION
+from beacon_client.notation.timespans import TIMESPAN_UNITS
 
 Schema = dict[str, Any]
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -67,8 +68,8 @@ def _years(first: int, last: int) -> str:
 DATE_TIME_IN_RANGE = "^" + _years(EARLIEST.year, LATEST.year - 1) + "-"
 # `now`, or `now-3h`: the query language's relative time, with the units it knows (beacon_client/notation/timespans.py).
 _UNITS = "|".join(sorted(map(re.escape, TIMESPAN_UNITS), key=len, reverse=True))
-RELATIVE_TIME = "^\\s*" + anchored(_RELATIVE.pattern.replace("[A-Za-z]+", f"(?:{_UNITS})"))[1:-1] + "\\s*$"
-assert "[A-Za-z]+" in _RELATIVE.pattern, "update RELATIVE_TIME with beacon_client/notation/timespans.py"
+RELATIVE_TIME = "^\\s*" + anchored(RELATIVE_NOTATION.pattern.replace("[A-Za-z]+", f"(?:{_UNITS})"))[1:-1] + "\\s*$"
+assert "[A-Za-z]+" in RELATIVE_NOTATION.pattern, "update RELATIVE_TIME with beacon_client/notation/timespans.py"
 DATASET = anchored(DATASET_NAME.pattern)
 LABEL = anchored(LABEL_NAME.pattern)
 MATCHER = anchored(MATCHER_SHAPE.pattern)

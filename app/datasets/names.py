@@ -6,11 +6,11 @@ import re
 
 from app.errors import BeaconError
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+DATASET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def is_dataset_name(name: str) -> bool:
-    return _NAME.fullmatch(name) is not None
+    return DATASET_NAME.fullmatch(name) is not None
 
 
 def check_dataset_name(name: str, *, param: str = "dataset") -> str:

@@ -21,7 +21,7 @@ from beacon_client.notation.labels import quoted
 
 MAX_MATCHER_CHARS = 2048
 OPERATORS = ("=~", "!~", "!=", "=")
-_SHAPE = re.compile(r"\s*(" + LABEL_NAME.pattern + r")\s*(=~|!~|!=|=)\s*(.*?)\s*", re.DOTALL)
+MATCHER_SHAPE = re.compile(r"\s*(" + LABEL_NAME.pattern + r")\s*(=~|!~|!=|=)\s*(.*?)\s*", re.DOTALL)
 _UNQUOTED_FORBIDDEN = set("\"',{}") | {" ", "\t", "\n", "\r"}
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 
@@ -88,7 +88,7 @@ def parse_matcher(text: str) -> Matcher:
     """One matcher; MatcherError says what is wrong with it."""
     if len(text) > MAX_MATCHER_CHARS:
         raise MatcherError(f"a matcher is at most {MAX_MATCHER_CHARS} characters")
-    shape = _SHAPE.fullmatch(text)
+    shape = MATCHER_SHAPE.fullmatch(text)
     if shape is None:
         raise MatcherError(
             'expected `name=value`, `name!=value`, `name=~regex` or `name!~regex` (e.g. team="payments")'

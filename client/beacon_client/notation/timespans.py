@@ -35,7 +35,7 @@ TIMESPAN_UNITS: dict[str, timedelta] = {
 }
 
 # ASCII only: `\d` would also take other scripts' digits.
-_RELATIVE = re.compile(r"now(?:\s*([+-])\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+))?", re.ASCII)
+RELATIVE_TIME = re.compile(r"now(?:\s*([+-])\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+))?", re.ASCII)
 
 
 class UnknownUnit(ValueError):
@@ -47,7 +47,7 @@ class UnknownUnit(ValueError):
 def relative(text: str, now: datetime) -> datetime | None:
     """The time `text` names relative to `now`, or None when it is not such a time. Raises UnknownUnit, and
     OverflowError for a span (or the time it leads to) beyond what datetime holds."""
-    match = _RELATIVE.fullmatch(text.strip())
+    match = RELATIVE_TIME.fullmatch(text.strip())
     if match is None:
         return None
     sign, amount, name = match.groups()
