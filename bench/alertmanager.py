@@ -192,12 +192,12 @@ async def alertmanagers(
         stop(procs)
 
 
-def second_beacon(url: str, name: str) -> tuple[subprocess.Popen[str], int]:
+def second_beacon(url: str, name: str, extra_env: dict[str, str]) -> tuple[subprocess.Popen[str], int]:
     """Another `beacon serve` on the same database (no first-start token to wait for)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("BEACON_")}
     env.update(BEACON_DATABASE_URL=url, BEACON_SECRET_KEY="bench-secret", BEACON_ALLOW_PRIVATE_DESTINATIONS="true",
-               BEACON_DATA_DIR=f"/tmp/{name}-2", BEACON_LOG_LEVEL="warning")  # fmt: skip
+               BEACON_DATA_DIR=f"/tmp/{name}-2", BEACON_LOG_LEVEL="warning", **extra_env)  # fmt: skip
     proc = subprocess.Popen([BEACON, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)  # fmt: skip
     threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
@@ -208,9 +208,10 @@ async def beacons(work: Path, hook: str, group_wait: int, receiver: Receiver, ar
     admin, name, url = await scratch_database("alertmanager")
     procs: list[subprocess.Popen] = []
     try:
-        first, token, port1 = start_beacon(url, name)
+        extra = dict(kv.split("=", 1) for kv in args.beacon_env)
+        first, token, port1 = start_beacon(url, name, extra)
         procs.append(first)
-        other, port2 = second_beacon(url, name)
+        other, port2 = second_beacon(url, name, extra)
         procs.append(other)
         async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
             for port in (port1, port2):
@@ -259,6 +260,8 @@ async def main() -> None:
     parser.add_argument("--resend-delay", default="1m", help="Prometheus' --rules.alert.resend-delay")
     parser.add_argument("--gossip-cut", action="store_true", help="also: two Alertmanagers that cannot gossip")
     parser.add_argument("--only", choices=("alertmanager", "beacon"), help="run one side")
+    parser.add_argument("--beacon-env", action="append", default=[], metavar="BEACON_X=V",
+                        help="a setting for both Beacon processes (repeatable)")  # fmt: skip
     parser.add_argument("--observe", type=float, default=25, help="seconds to watch for duplicates after firing")
     args = parser.parse_args()
     for binary in (PROMETHEUS, ALERTMANAGER):
