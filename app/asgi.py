@@ -75,8 +75,12 @@ from app.ui.silences import silence_create, silence_expire, silence_extend, sile
 log = logging.getLogger("beacon")
 
 
-def route_handlers() -> list[ControllerRouterHandler]:
-    return [
+@functools.cache
+def route_handlers() -> tuple[ControllerRouterHandler, ...]:
+    """The routes outside the console, which no setting changes: built once a process, for every app made in it
+    (the suite makes an app per test). Sharing them is safe: an app registers a copy of each router (Litestar
+    deep-copies a router it registers, and makes a controller's router anew), never the router itself."""
+    return (
         front_door,
         api_reference,
         healthz,
@@ -100,7 +104,7 @@ def route_handlers() -> list[ControllerRouterHandler]:
         grafana_router(),
         honeycomb_router(),
         pagerduty_router(),
-    ]
+    )
 
 
 def ui_pages() -> list[ControllerRouterHandler]:

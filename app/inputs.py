@@ -70,9 +70,11 @@ async def refuse_unstorable_text(request: Request[Any, Any, Any]) -> None:
         _check_form_body(await request.body())
 
 
-@cache
 def _body_kind(handler: HTTPRouteHandler) -> str | None:
-    """ "json" or "form" for a handler that takes a body (`data`) of that encoding; None otherwise."""
+    """ "json" or "form" for a handler that takes a body (`data`) of that encoding; None otherwise. Not cached by
+    the handler: each app has copies of its handlers (and they lead to their app), so such a cache kept every app
+    built in the process alive (the test suite builds hundreds; each full pass of the collector walked them all).
+    Litestar keeps the handler's parsed signature, so this is a dictionary look-up and two comparisons."""
     data = handler.parsed_fn_signature.parameters.get("data")
     if data is None:
         return None
@@ -83,15 +85,16 @@ def _body_kind(handler: HTTPRouteHandler) -> str | None:
 
 
 @cache
-def _body_type(handler: HTTPRouteHandler) -> mi.Type | None:
-    """The handler's body type as msgspec describes it, when it holds a boolean or a number (app/json_types.py)."""
-    found = json_types.info(handler.parsed_fn_signature.parameters["data"].annotation)
+def _body_type(annotation: Any) -> mi.Type | None:
+    """The body type as msgspec describes it, when it holds a boolean or a number (app/json_types.py). Cached by
+    the handler's annotation, the same in every app's copy of the handler (see `_body_kind`)."""
+    found = json_types.info(annotation)
     return found if found is not None and json_types.holds_typed(found) else None
 
 
 def _check_json_types(handler: HTTPRouteHandler, body: bytes) -> None:
     """400 for a boolean or a number given as another JSON type (`"continue": 0`), which Litestar would convert."""
-    body_type = _body_type(handler)
+    body_type = _body_type(handler.parsed_fn_signature.parameters["data"].annotation)
     if body_type is None or not body:
         return
     try:
