@@ -19,12 +19,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.cli_start import extract  # noqa: E402
 
 # Run in a child with the tree under test first on the path (checked: `app` must come from it).
 CHILD = """
@@ -48,16 +49,8 @@ print(json.dumps(times))
 """
 
 
-def extract(revision: str, into: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "app", "adapters"], capture_output=True)
-    archive.check_returncode()
-    with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-        tar.extractall(into, filter="data")
-    return into
-
-
 def builds(tree: Path, calls: int) -> list[float]:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": f"{tree}:{tree / 'client'}"}  # the revision's client too (the server imports it)
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(tree), str(calls)], env=env, capture_output=True, text=True, cwd=tree
     )
@@ -73,7 +66,8 @@ def main() -> None:
     parser.add_argument("--before", default="e42f3a0")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        trees = {f"before ({args.before})": extract(args.before, Path(scratch)), "after (this checkout)": ROOT}
+        old_tree = extract(args.before, Path(scratch), ("app", "adapters", "client"))
+        trees = {f"before ({args.before})": old_tree, "after (this checkout)": ROOT}
         times: dict[str, list[float]] = {name: [] for name in trees}
         for _ in range(args.rounds):
             for name, tree in trees.items():

@@ -63,8 +63,8 @@ class Stub(BaseHTTPRequestHandler):
         pass
 
 
-def extract(revision: str, into: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "app", "adapters"], capture_output=True)
+def extract(revision: str, into: Path, paths: tuple[str, ...] = ("app", "adapters")) -> Path:
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, *paths], capture_output=True)
     archive.check_returncode()
     with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
         tar.extractall(into, filter="data")
