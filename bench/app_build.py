@@ -1,4 +1,4 @@
-"""What one `create_app(settings)` costs (the suite builds an app for about 1,500 of its tests), in two set-ups:
+"""What one `create_app(settings)` costs (the suite builds 726 apps a run, counted), in two set-ups:
 
 - before: the code of a git revision (default e42f3a0: main before the app's parts were built once a process),
   extracted into a temporary directory and imported from there;
