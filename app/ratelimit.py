@@ -72,6 +72,12 @@ def _decision(allowed: bool, limit: int, used: int, reset_time: float) -> Decisi
     )
 
 
+async def _as_it_is(conn: asyncpg.Connection) -> None:
+    """The budget pool's reset: none. asyncpg's default resets a connection on its way back to the pool (advisory
+    locks, cursors, LISTEN, settings: a round trip more per request); these connections only ever run
+    `beacon_rate_limit_hit`, whose lock ends with its statement's transaction, and leave no state to reset."""
+
+
 class PostgresWindow:
     """Budgets in PostgreSQL: a small pool of its own, opened on first use (the app's pools belong to its
     lifespan, the limiter to the app)."""
@@ -85,7 +91,7 @@ class PostgresWindow:
     async def _connected(self) -> asyncpg.Pool:
         async with self._opening:
             if self._pool is None:
-                self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=4)
+                self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=4, reset=_as_it_is)
             return self._pool
 
     async def hit(self, item: RateLimitItem, key: str) -> Decision:

@@ -50,7 +50,11 @@ async def _monitors(services: Services) -> None:
 
 
 async def _routing(services: Services) -> None:
-    await services.routing_env.router.run_at(None)  # a poll for what no wake-up announced
+    """A poll for what no wake-up announced. Through `wake`: a run under way then runs once more, where a run of
+    its own would race it for the same rows."""
+    router = services.routing_env.router
+    router.wake()
+    await router.idle()
 
 
 def job_specs() -> list[JobSpec]:

@@ -1,7 +1,8 @@
 """The monitor loop: a job of app/scheduler.py in every server process.
 
-Each tick, `settings.monitor_concurrency` lanes claim due monitors (the most overdue first, up to `BATCH` per
-transaction) and evaluate each batch together (app/monitors/runner.py `evaluate_many`), until nothing is due.
+Each tick, up to `settings.monitor_concurrency` lanes (one per batch due: a statement counts them first) claim due
+monitors (the most overdue first, up to `BATCH` per transaction) and evaluate each batch together
+(app/monitors/runner.py `evaluate_many`), until nothing is due.
 A claim is an advisory try-lock on each monitor's id (app/db/advisory.py), held until the batch commits: what
 `FOR UPDATE SKIP LOCKED` did, without a row lock on `monitors`, which on Citus is a reference table (a row lock
 there locks the whole table on every node: a claim waited 3.5 s instead of skipping, issue 32). The due ones are
@@ -29,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db.advisory import Space, try_lock_many
 from app.db.dataset import Dataset
+from app.db.engine import autocommit_connection
 from app.db.monitor import Monitor
 from app.deliveries.sending import DeliveryEnv
 from app.deliveries.worker import Dispatcher, serve
@@ -55,6 +57,22 @@ BATCH = 250
 
 def _due(now: datetime) -> Any:
     return and_(Monitor.next_evaluation_at <= now, or_(Monitor.disabled_until.is_(None), Monitor.disabled_until <= now))
+
+
+# How many monitors are due, counting no further than $2 (the condition of `_due`, through the index monitors_due).
+DUE_COUNT = """
+SELECT count(*) FROM (
+    SELECT 1 FROM monitors WHERE next_evaluation_at <= $1 AND (disabled_until IS NULL OR disabled_until <= $1) LIMIT $2
+) due"""
+
+
+async def _lanes_wanted(env: DeliveryEnv, now: datetime, lanes: int, batch: int) -> int:
+    """The lanes worth starting: one per batch that is due, at most `lanes`. Most ticks find nothing due; this one
+    statement outside a transaction tells, where every lane's claim was a transaction of its own (each process,
+    every second)."""
+    async with autocommit_connection(env.sessionmaker.kw["bind"]) as conn:
+        due = int(await conn.fetchval(DUE_COUNT, now, lanes * batch))
+    return min(lanes, -(-due // batch))
 
 
 async def _claim(
@@ -179,6 +197,7 @@ async def evaluate_due(
     result = TickResult()
     claimed = 0
     router = route or router_of(env)
+    lanes = await _lanes_wanted(env, now or utcnow(), max(1, lanes), batch)
 
     async def lane() -> None:
         nonlocal claimed
@@ -201,7 +220,7 @@ async def evaluate_due(
                 if on_deliveries is not None:
                     on_deliveries()
 
-    await asyncio.gather(*(lane() for _ in range(max(1, lanes))))
+    await asyncio.gather(*(lane() for _ in range(lanes)))
     return result
 
 
