@@ -35,7 +35,6 @@ from app.db.migrate import upgrade
 from app.logs import configure_logging
 from app.settings import Settings, asyncpg_dsn, normalize_database_url
 from app.tokens.service import create_token
-from tests.app_pool import AppPool
 from tests.databases import Clones
 from tests.databases import with_database as _with_database
 from tests.offline_dns import offline_resolve
@@ -159,24 +158,14 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
     )
 
 
-@pytest.fixture(scope="session")
-def app_pool() -> AppPool:
-    return AppPool(resolve=offline_resolve)
-
-
 @pytest.fixture
-def make_app(settings: Settings, app_pool: AppPool) -> Iterator[Callable[..., Litestar]]:
-    """The real app on `base` (the test's settings when not given); keyword arguments override fields. Built, or
-    one a previous test of this worker built for equal settings and stopped (tests/app_pool.py)."""
-    handed: list[Litestar] = []
+def make_app(settings: Settings) -> Callable[..., Litestar]:
+    """Build the real app on `base` (the test's settings when not given); keyword arguments override fields."""
 
     def build(base: Settings | None = None, /, **overrides: Any) -> Litestar:
-        handed.append(app_pool.take(replace(base or settings, **overrides)))
-        return handed[-1]
+        return create_app(replace(base or settings, **overrides), resolve=offline_resolve)
 
-    yield build
-    for app in handed:
-        app_pool.give_back(app)
+    return build
 
 
 @pytest.fixture
