@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.cli_start import extract  # noqa: E402
+from bench.cli_start import extract, import_path  # noqa: E402
 
 # Run in a child with the tree under test first on the path (checked: `app` must come from it).
 CHILD = """
@@ -50,7 +50,7 @@ print(json.dumps(times))
 
 
 def builds(tree: Path, calls: int) -> list[float]:
-    env = {**os.environ, "PYTHONPATH": f"{tree}:{tree / 'client'}"}  # the revision's client too (the server imports it)
+    env = {**os.environ, "PYTHONPATH": import_path(tree)}
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(tree), str(calls)], env=env, capture_output=True, text=True, cwd=tree
     )

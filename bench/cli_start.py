@@ -63,6 +63,11 @@ class Stub(BaseHTTPRequestHandler):
         pass
 
 
+def import_path(tree: Path) -> str:
+    """PYTHONPATH for running a tree's server and its client (the server imports the client's notation)."""
+    return os.pathsep.join([str(tree), str(tree / "client")])
+
+
 def extract(revision: str, into: Path, paths: tuple[str, ...] = ("app", "adapters")) -> Path:
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, *paths], capture_output=True)
     archive.check_returncode()
@@ -105,7 +110,7 @@ def main() -> None:
             "before": ([sys.executable, "-c", RUN, str(before)], {**env, "PYTHONPATH": str(before)}),
             "after, Beacon": (
                 [sys.executable, "-c", RUN, str(ROOT)],
-                {**env, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "client")])},
+                {**env, "PYTHONPATH": import_path(ROOT)},
             ),
             "after, client alone": ([str(alone / "beacon")], env),
         }

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from bench.cli_start import extract  # noqa: E402
+from bench.cli_start import extract, import_path  # noqa: E402
 from bench.serve import finish, scratch_database, start_beacon, tree_cpu_seconds, wait_ready  # noqa: E402
 
 SETTLE_SECONDS = 15  # start-up work (migrations, the first ticks) ends before the window opens
@@ -39,7 +39,7 @@ SERVER_PATHS = ("app", "adapters", "client", "templates", "migrations", "alembic
 async def idle_cost(tree: Path | None, seconds: float) -> tuple[float, int]:
     """(CPU seconds, transactions) of an idle server over `seconds`; `tree`: run that code instead of this one's."""
     admin, name, url = await scratch_database("idle")
-    extra = {"PYTHONPATH": f"{tree}:{tree / 'client'}"} if tree is not None else {}
+    extra = {"PYTHONPATH": import_path(tree)} if tree is not None else {}
     proc = None
     try:
         proc, _, port = start_beacon(url, name, extra)
