@@ -245,8 +245,9 @@ class Outcome:
     next_attempt_at: datetime | None
 
 
-def outcome_of(env: DeliveryEnv, attempts: int, max_attempts: int, result: DeliveryResult, now: datetime) -> Outcome:
-    """`attempts` counts this attempt."""
+def outcome_of(env: DeliveryEnv, attempts: int, max_attempts: int, result: DeliveryResult, ended: datetime) -> Outcome:
+    """`attempts` counts this attempt. The backoff counts from the attempt's end, not from when its outcome is
+    written: a slow write (a busy database, a batch behind others) must not lengthen it."""
     if result.ok:
         return Outcome("succeeded", None, None)
     detail = result.detail or "failed"
@@ -260,7 +261,7 @@ def outcome_of(env: DeliveryEnv, attempts: int, max_attempts: int, result: Deliv
             base=settings.delivery_backoff_seconds,
             cap=settings.delivery_backoff_max_seconds,
         )
-        return Outcome("retrying", detail[:ERROR_LIMIT], now + timedelta(seconds=delay))
+        return Outcome("retrying", detail[:ERROR_LIMIT], ended + timedelta(seconds=delay))
     if result.retryable:
         detail = f"gave up after {attempts} attempts: {detail}"
     return Outcome("failed", detail[:ERROR_LIMIT], None)
@@ -310,7 +311,8 @@ def record(
             error=None if result.ok else (result.detail or "failed")[:ERROR_LIMIT],
         )
     )
-    done = outcome_of(env, delivery.attempts, delivery.max_attempts, result, now)
+    ended = started + timedelta(milliseconds=duration_ms)
+    done = outcome_of(env, delivery.attempts, delivery.max_attempts, result, ended)
     delivery.status, delivery.error, delivery.next_attempt_at = done.status, done.error, done.next_attempt_at
     delivery.updated_at = now
     return done

@@ -7,12 +7,13 @@ import asyncio
 import itertools
 import logging
 import os
+import re
 import signal
 import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 import uvloop
@@ -50,6 +51,26 @@ class Hanging(RawHTTP):
             self.most_open = max(self.most_open, self.open)
             await reader.read()  # until the client hangs up
             self.open -= 1
+        finally:
+            writer.close()
+
+
+class FailsWhenTold(RawHTTP):
+    """A destination that answers 503 when its test says so (`answer`), after a request `arrived`."""
+
+    path = "/fail"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived, self.answer = asyncio.Event(), asyncio.Event()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            self.arrived.set()
+            await self.answer.wait()
+            writer.write(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            await writer.drain()
         finally:
             writer.close()
 
@@ -141,6 +162,41 @@ async def test_a_hanging_destination_stalls_nobody(client, auth, httpserver, db,
             gap = (b["started_at"] - ended).total_seconds()
             ceiling = 2 ** (n - 1)
             assert ceiling / 2 - 0.05 <= gap <= ceiling + 0.3, (n, gap)
+
+
+@pytest.mark.parametrize("server_worker", [(4, 2)], indirect=True)
+async def test_the_backoff_counts_from_the_attempts_end_when_its_outcome_is_written_late(
+    client, auth, db, server_worker, caplog
+):
+    """A busy database writes an attempt's outcome late (here B's waits behind A's, whose row another transaction
+    holds for 1.2 s); B's retry is still due its backoff after B's attempt ended, not after the write."""
+    async with FailsWhenTold() as first, FailsWhenTold() as second:
+        a = (await enqueue(db, server_worker.env, await notifier(client, auth, first.url), ["mon_a"]))[0]
+        b = (await enqueue(db, server_worker.env, await notifier(client, auth, second.url), ["mon_b"]))[0]
+        serve(server_worker)
+        await until(lambda: asyncio.sleep(0, first.arrived.is_set() and second.arrived.is_set()), 5)
+        async with db() as holder:
+            await holder.execute(text("SELECT 1 FROM deliveries WHERE id = :id FOR UPDATE"), {"id": a})
+            first.answer.set()  # A's outcome is being written now, and waits for the row
+            await asyncio.sleep(0.2)
+            second.answer.set()  # B's outcome comes in behind it
+            await asyncio.sleep(1.2)
+            await holder.rollback()
+
+    # What the worker scheduled for B's second attempt, as its log says (the row itself moves on: B is due at once).
+    def scheduled() -> list[str]:
+        said = (
+            re.search(rf"delivery {b} to notifier \S+ failed; next attempt at (\S+):", r.getMessage())
+            for r in caplog.records
+        )
+        return [m[1] for m in said if m]
+
+    await until(lambda: asyncio.sleep(0, bool(scheduled())), 5)
+    assert scheduled(), caplog.text
+    due = datetime.fromisoformat(scheduled()[0])
+    [tried] = [t for t in await attempts(db) if t["delivery_id"] == b and t["attempt"] == 1]
+    backoff = (due - (tried["started_at"] + timedelta(milliseconds=tried["duration_ms"]))).total_seconds()
+    assert 0.5 - 0.01 <= backoff <= 1.0 + 0.01, backoff  # attempt 1: between half and all of 1 s (jitter)
 
 
 @pytest.mark.parametrize("server_worker", [(4, 2)], indirect=True)
