@@ -72,10 +72,13 @@ def check_alerts_post(who: Principal, count: int) -> None:
 async def store_alerts(session: AsyncSession, env: RoutingEnv, alerts: Sequence[AlertPost]) -> AlertsReceived:
     """`post_alerts` once `check_alerts_post` has let them in."""
     inputs = [_check_post(i, a) for i, a in enumerate(alerts)]
-    conn = await store.in_transaction(session)
-    resolve_timeout = (await config.current(conn)).tree.resolve_timeout
+    # One statement in a transaction of its own (no BEGIN, no COMMIT round trip): the post is stored whole or not
+    # at all. The routing document is read only when an alert needs its `resolve_timeout` (Prometheus sends
+    # every alert with an `endsAt`).
+    conn = await driver_connection(session)
+    unended = any(a.ends_at is None for a in inputs)
+    resolve_timeout = (await config.current(conn)).tree.resolve_timeout if unended else None
     fingerprints = await store.upsert(conn, inputs, env.now(), resolve_timeout)
-    await session.commit()
     env.counters.received("external", len(inputs))
     jobs.wake(env)
     return AlertsReceived(received=len(inputs), fingerprints=fingerprints)

@@ -108,10 +108,11 @@ async def upsert(
     conn: asyncpg.Connection,
     alerts: Sequence[AlertInput],
     now: datetime,
-    resolve_timeout: timedelta = timedelta(seconds=DEFAULT_RESOLVE_TIMEOUT),
+    resolve_timeout: timedelta | None = timedelta(seconds=DEFAULT_RESOLVE_TIMEOUT),
 ) -> list[str]:
     """Write alerts (the last of equal label sets in one call wins) and mark them for the router; returns their
-    fingerprints in the order given. `resolve_timeout`: how long an external alert without `ends_at` fires."""
+    fingerprints in the order given. `resolve_timeout`: how long an external alert without `ends_at` fires
+    (None only when every alert has one). One statement: on a connection outside a transaction, its own."""
     by_fp: dict[str, AlertInput] = {}
     order = []
     for alert in alerts:
@@ -119,10 +120,15 @@ async def upsert(
         order.append(fp)
         by_fp[fp] = alert
     rows = sorted(by_fp.items())  # row locks in fingerprint order
-    ends, timeouts = [], []
+    ends: list[datetime | None] = []
+    timeouts = []
     for _, a in rows:
         timeout = a.ends_at is None and a.source == "external"
-        ends.append(now + resolve_timeout if timeout else a.ends_at)
+        if timeout:
+            assert resolve_timeout is not None  # the caller reads it when an alert has no ends_at
+            ends.append(now + resolve_timeout)
+        else:
+            ends.append(a.ends_at)
         timeouts.append(timeout)
     await conn.execute(
         _UPSERT,
