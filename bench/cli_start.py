@@ -101,13 +101,15 @@ def main() -> None:
         "alerts": ["alerts", "--url", url, "--token", "t"],
     }
     with tempfile.TemporaryDirectory() as scratch:
-        before = extract(args.before, Path(scratch) / "before")
+        # A revision since the client moved to client/ runs its own client (else the checkout's would be imported).
+        client = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{args.before}:client"]).returncode == 0
+        before = extract(args.before, Path(scratch) / "before", ("app", "adapters", *(("client",) if client else ())))
         alone = client_venv(Path(scratch) / "alone")
         neutral = Path(scratch) / "cwd"  # `python -c` puts the working directory first on the path: an empty one
         neutral.mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("BEACON_", "PYTHON"))}
         setups = {
-            "before": ([sys.executable, "-c", RUN, str(before)], {**env, "PYTHONPATH": str(before)}),
+            "before": ([sys.executable, "-c", RUN, str(before)], {**env, "PYTHONPATH": import_path(before)}),
             "after, Beacon": (
                 [sys.executable, "-c", RUN, str(ROOT)],
                 {**env, "PYTHONPATH": import_path(ROOT)},

@@ -16,7 +16,7 @@ from beacon_client.endpoints import alerting, datasets, deliveries, events, moni
 from beacon_client.endpoints import annotations as annotation_specs
 from beacon_client.ingest import AsyncIngester, IngesterOptions
 from beacon_client.models import Page
-from beacon_client.retrying import Attempts, build_request, resolve
+from beacon_client.retrying import Attempts, build_request, resolve, tls_context
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -39,7 +39,7 @@ class AsyncClient:
     ) -> None:
         self.url, self._headers = resolve(url, token)
         self._owns_http = http is None
-        self._http = http if http is not None else httpx.AsyncClient(timeout=timeout)
+        self._http = http if http is not None else httpx.AsyncClient(timeout=timeout, verify=tls_context(self.url))
         self._backoff = backoff or Backoff()
         self._sleep = sleep
 

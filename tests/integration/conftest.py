@@ -1,5 +1,6 @@
 """The app served over HTTPS on 127.0.0.1, for clients that speak only HTTPS (PagerDuty's refuses any other base
-URL): a certificate made for the test, trusted by the client through its own SSL context."""
+URL) and for our own client's certificate checks: a certificate made for the test (`cert.pem` in the test's
+`tmp_path`), trusted by the client through its own SSL context."""
 
 from __future__ import annotations
 
