@@ -198,11 +198,14 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncGenerator[None, None]:
+        # Read at each start-up, not closed over: the suite points a built app at the next test's database and
+        # data directory, which nothing at build time reads (tests/app_pool.py).
+        started: Settings = app.state.start_up_settings
         async with open_services(
-            settings, error_shapes=shippers.error_shapes(), resolve=resolve, guard=guard
+            started, error_shapes=shippers.error_shapes(), resolve=resolve, guard=guard
         ) as services:
             app.state.services = services
-            scheduler = start_scheduler(services) if settings.run_scheduler else None
+            scheduler = start_scheduler(services) if started.run_scheduler else None
             if scheduler is not None:
                 serve_deliveries(services.dispatcher)
             try:
@@ -250,6 +253,7 @@ def create_app(
         # Logging is the process's (`beacon serve` configures it: app/logs.py), not the app's to replace.
         logging_config=None,
     )
+    app.state.start_up_settings = settings
     document_errors(app)
     observe(app)
     return app

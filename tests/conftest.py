@@ -35,6 +35,7 @@ from app.db.migrate import upgrade
 from app.logs import configure_logging
 from app.settings import Settings, asyncpg_dsn, normalize_database_url
 from app.tokens.service import create_token
+from tests.app_pool import AppPool
 from tests.databases import Clones
 from tests.databases import with_database as _with_database
 from tests.offline_dns import offline_resolve
@@ -168,10 +169,22 @@ def make_app(settings: Settings) -> Callable[..., Litestar]:
     return build
 
 
+@pytest.fixture(scope="session")
+def app_pool() -> AppPool:
+    return AppPool(resolve=offline_resolve)
+
+
 @pytest.fixture
-async def client(make_app: Callable[..., Litestar]) -> AsyncIterator[AsyncTestClient[Litestar]]:
-    async with AsyncTestClient(app=make_app()) as c:
-        yield c
+async def client(settings: Settings, app_pool: AppPool) -> AsyncIterator[AsyncTestClient[Litestar]]:
+    """The app on the test's settings through Litestar's test client: built, or one an earlier test of this worker
+    built for equal settings and stopped (tests/app_pool.py). Apps a test builds itself (`make_app`: served by
+    uvicorn, other settings) are always new."""
+    app = app_pool.take(settings)
+    try:
+        async with AsyncTestClient(app=app) as c:
+            yield c
+    finally:
+        app_pool.give_back(app)
 
 
 @pytest.fixture

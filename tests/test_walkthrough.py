@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import clean_env, free_port
+from tests.servers import clean_env, free_port, poll_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 STEP = re.compile(r"<!-- walkthrough: (serve|run|output|receiver) -->\n```[a-z]*\n(.*?)```\n", re.S)
@@ -110,16 +110,11 @@ def serve(workdir: Path, database_url: str) -> Iterator[tuple[str, list[str], di
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(line.rstrip() for line in proc.stdout or ()), daemon=True).start()
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
+
+    def running() -> None:
         assert proc.poll() is None, "beacon serve exited:\n" + "\n".join(lines)
-        try:
-            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, "beacon serve did not start:\n" + "\n".join(lines)
-        time.sleep(0.2)
+
+    assert poll_ready(f"{url}/readyz", running, 120), "beacon serve did not start:\n" + "\n".join(lines)
     try:
         yield url, lines, env
     finally:

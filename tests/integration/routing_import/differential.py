@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from tests.servers import free_port
+from tests.servers import free_port, poll_ready
 
 ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
 TOLERANCE = 1.0  # seconds between the two sides' arrival times
@@ -92,17 +92,12 @@ class Alertmanager:
         )  # fmt: skip
 
     def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def running() -> None:
             if self.proc.poll() is not None:
                 raise AssertionError(f"alertmanager exited: {self.proc.stderr.read() if self.proc.stderr else ''}")
-            try:
-                if httpx.get(f"{self.url}/-/ready", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError("alertmanager did not become ready")
+
+        if not poll_ready(f"{self.url}/-/ready", running, timeout, every=0.1):
+            raise AssertionError("alertmanager did not become ready")
 
     def stop(self) -> None:
         self.proc.terminate()
