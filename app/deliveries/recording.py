@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import NamedTuple
 
 import asyncpg
@@ -84,10 +84,6 @@ class Sent:
     duration_ms: int
     recorded: asyncio.Future[Recorded]
 
-    @property
-    def ended(self) -> datetime:
-        return self.started + timedelta(milliseconds=self.duration_ms)
-
 
 def _retryable(exc: BaseException) -> bool:
     return database_unavailable(exc) or isinstance(exc, asyncpg.InterfaceError)
@@ -149,7 +145,10 @@ class Recorder:
     async def _write(self, conn: asyncpg.Connection, batch: list[Sent], *, retried: bool) -> dict[str, Recorded]:
         """One statement for the batch, each row only if its lease is still ours."""
         env, now = self.env, utcnow()
-        results = [outcome_of(env, s.claimed.attempts + 1, s.claimed.max_attempts, s.result, s.ended) for s in batch]
+        results = [
+            outcome_of(env, s.claimed.attempts + 1, s.claimed.max_attempts, s.result, s.started, s.duration_ms)
+            for s in batch
+        ]
         rows = await conn.fetch(
             RECORD,
             [s.claimed.delivery_id for s in batch],

@@ -245,9 +245,11 @@ class Outcome:
     next_attempt_at: datetime | None
 
 
-def outcome_of(env: DeliveryEnv, attempts: int, max_attempts: int, result: DeliveryResult, ended: datetime) -> Outcome:
-    """`attempts` counts this attempt. The backoff counts from the attempt's end, not from when its outcome is
-    written: a slow write (a busy database, a batch behind others) must not lengthen it."""
+def outcome_of(
+    env: DeliveryEnv, attempts: int, max_attempts: int, result: DeliveryResult, started: datetime, duration_ms: int
+) -> Outcome:
+    """`attempts` counts this attempt. The backoff counts from the attempt's end (`started` + `duration_ms`), not
+    from when its outcome is written: a slow write (a busy database, a batch behind others) must not lengthen it."""
     if result.ok:
         return Outcome("succeeded", None, None)
     detail = result.detail or "failed"
@@ -261,6 +263,7 @@ def outcome_of(env: DeliveryEnv, attempts: int, max_attempts: int, result: Deliv
             base=settings.delivery_backoff_seconds,
             cap=settings.delivery_backoff_max_seconds,
         )
+        ended = started + timedelta(milliseconds=duration_ms)
         return Outcome("retrying", detail[:ERROR_LIMIT], ended + timedelta(seconds=delay))
     if result.retryable:
         detail = f"gave up after {attempts} attempts: {detail}"
@@ -311,8 +314,7 @@ def record(
             error=None if result.ok else (result.detail or "failed")[:ERROR_LIMIT],
         )
     )
-    ended = started + timedelta(milliseconds=duration_ms)
-    done = outcome_of(env, delivery.attempts, delivery.max_attempts, result, ended)
+    done = outcome_of(env, delivery.attempts, delivery.max_attempts, result, started, duration_ms)
     delivery.status, delivery.error, delivery.next_attempt_at = done.status, done.error, done.next_attempt_at
     delivery.updated_at = now
     return done
