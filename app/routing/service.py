@@ -76,8 +76,8 @@ async def store_alerts(session: AsyncSession, env: RoutingEnv, alerts: Sequence[
     # at all. The routing document is read only when an alert needs its `resolve_timeout` (Prometheus sends
     # every alert with an `endsAt`).
     conn = await driver_connection(session)
-    unended = any(a.ends_at is None for a in inputs)
-    resolve_timeout = (await config.current(conn)).tree.resolve_timeout if unended else None
+    timing_out = any(a.times_out for a in inputs)
+    resolve_timeout = (await config.current(conn)).tree.resolve_timeout if timing_out else None
     fingerprints = await store.upsert(conn, inputs, env.now(), resolve_timeout)
     env.counters.received("external", len(inputs))
     jobs.wake(env)

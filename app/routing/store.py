@@ -62,6 +62,11 @@ class AlertInput:
     def fingerprint(self) -> str:
         return fingerprint(self.labels)
 
+    @property
+    def times_out(self) -> bool:
+        """An external alert without `ends_at` fires for the routing document's `resolve_timeout`."""
+        return self.ends_at is None and self.source == "external"
+
 
 # Whether the stored alert `a` and the post `EXCLUDED` overlap in activity (provider/mem's test; no end: never).
 _OVERLAP = """((COALESCE(EXCLUDED.ends_at, 'infinity') > a.starts_at
@@ -112,7 +117,7 @@ async def upsert(
 ) -> list[str]:
     """Write alerts (the last of equal label sets in one call wins) and mark them for the router; returns their
     fingerprints in the order given. `resolve_timeout`: how long an external alert without `ends_at` fires
-    (None only when every alert has one). One statement: on a connection outside a transaction, its own."""
+    (None only when no alert `times_out`). One statement: on a connection outside a transaction, its own."""
     by_fp: dict[str, AlertInput] = {}
     order = []
     for alert in alerts:
@@ -123,13 +128,12 @@ async def upsert(
     ends: list[datetime | None] = []
     timeouts = []
     for _, a in rows:
-        timeout = a.ends_at is None and a.source == "external"
-        if timeout:
-            assert resolve_timeout is not None  # the caller reads it when an alert has no ends_at
+        if a.times_out:
+            assert resolve_timeout is not None  # the caller reads it when an alert `times_out`
             ends.append(now + resolve_timeout)
         else:
             ends.append(a.ends_at)
-        timeouts.append(timeout)
+        timeouts.append(a.times_out)
     await conn.execute(
         _UPSERT,
         [fp for fp, _ in rows],
