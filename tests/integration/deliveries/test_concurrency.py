@@ -192,8 +192,9 @@ async def test_the_backoff_counts_from_the_attempts_end_when_its_outcome_is_writ
         return [m[1] for m in said if m]
 
     await until(lambda: asyncio.sleep(0, bool(scheduled())), 5)
-    assert scheduled(), caplog.text
-    due = datetime.fromisoformat(scheduled()[0])
+    logged = scheduled()
+    assert logged, caplog.text
+    due = datetime.fromisoformat(logged[0])
     [tried] = [t for t in await attempts(db) if t["delivery_id"] == b and t["attempt"] == 1]
     backoff = (due - (tried["started_at"] + timedelta(milliseconds=tried["duration_ms"]))).total_seconds()
     assert 0.5 - 0.01 <= backoff <= 1.0 + 0.01, backoff  # attempt 1: between half and all of 1 s (jitter)
