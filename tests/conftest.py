@@ -17,7 +17,7 @@ import shutil
 import socket
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -174,17 +174,34 @@ def app_pool() -> AppPool:
     return AppPool(resolve=offline_resolve)
 
 
+AppClient = Callable[..., AbstractAsyncContextManager[AsyncTestClient[Litestar]]]
+
+
 @pytest.fixture
-async def client(settings: Settings, app_pool: AppPool) -> AsyncIterator[AsyncTestClient[Litestar]]:
-    """The app on the test's settings through Litestar's test client: built, or one an earlier test of this worker
-    built for equal settings and stopped (tests/app_pool.py). Apps a test builds itself (`make_app`: served by
-    uvicorn, other settings) are always new."""
-    app = app_pool.take(settings)
-    try:
-        async with AsyncTestClient(app=app) as c:
-            yield c
-    finally:
-        app_pool.give_back(app)
+def app_client(settings: Settings, app_pool: AppPool) -> AppClient:
+    """Litestar's test client on the real app for `base` (the test's settings when not given), keyword arguments
+    overriding fields: built, or one an earlier test of this worker built for equal settings and stopped
+    (tests/app_pool.py). Apps a test builds itself (`make_app`: served by uvicorn, wrapped) are always new."""
+
+    @asynccontextmanager
+    async def open_client(
+        base: Settings | None = None, /, **overrides: Any
+    ) -> AsyncIterator[AsyncTestClient[Litestar]]:
+        app = app_pool.take(replace(base or settings, **overrides))
+        try:
+            async with AsyncTestClient(app=app) as c:
+                yield c
+        finally:
+            app_pool.give_back(app)
+
+    return open_client
+
+
+@pytest.fixture
+async def client(app_client: AppClient) -> AsyncIterator[AsyncTestClient[Litestar]]:
+    """The app on the test's settings through Litestar's test client (`app_client`)."""
+    async with app_client() as c:
+        yield c
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from email import policy
 
 import pytest
 from aiosmtpd.controller import Controller
-from litestar.testing import AsyncTestClient
 
 from adapters import testing as kit
 from adapters.email import Email
@@ -102,11 +101,11 @@ async def test_every_recipient_refused_names_each_and_retries_only_when_all_are_
     assert sink.envelopes == []
 
 
-async def test_a_partial_delivery_is_recorded_as_failed_with_the_refused_address(make_app, auth, smtp):
+async def test_a_partial_delivery_is_recorded_as_failed_with_the_refused_address(app_client, auth, smtp):
     controller, sink = smtp
     sink.reject = {"gone@example.com": "550 5.1.1 no such user"}
     settings = dict(smtp_host="127.0.0.1", smtp_port=controller.port, smtp_starttls=False, smtp_from="a@b.example")
-    async with AsyncTestClient(app=make_app(**settings)) as client:
+    async with app_client(**settings) as client:
         body = {"name": "mail", "type": "email", "config": {"addresses": ["ops@example.com", "gone@example.com"]}}
         notifier = (await client.post("/v1/notifiers", headers=auth, json=body)).json()
         sent = (await client.post(f"/v1/notifiers/{notifier['id']}/test", headers=auth)).json()

@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 import yaml
-from litestar.testing import AsyncTestClient
 
 
 @pytest.fixture
-async def client(make_app):
-    async with AsyncTestClient(app=make_app(allow_private_destinations=True)) as c:  # notifiers on 127.0.0.1
+async def client(app_client):
+    async with app_client(allow_private_destinations=True) as c:  # notifiers on 127.0.0.1
         yield c
 
 

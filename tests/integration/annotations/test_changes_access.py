@@ -9,7 +9,6 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
 from app.deliveries.worker import Dispatcher, deliver_due
@@ -26,8 +25,8 @@ def local(settings):
 
 
 @pytest.fixture
-async def api(make_app, local):
-    async with AsyncTestClient(app=make_app(local)) as c:
+async def api(app_client, local):
+    async with app_client(local) as c:
         yield c
 
 

@@ -13,7 +13,6 @@ from email import policy
 from typing import Any
 
 import pytest
-from litestar.testing import AsyncTestClient
 
 from app.deliveries.worker import Dispatcher, deliver_due
 from app.monitors.tick import evaluate_due
@@ -45,8 +44,8 @@ def wired(settings, httpserver, smtp):
 
 
 @pytest.fixture
-async def api(make_app, wired):
-    async with AsyncTestClient(app=make_app(wired)) as c:
+async def api(app_client, wired):
+    async with app_client(wired) as c:
         yield c
 
 

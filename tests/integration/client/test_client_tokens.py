@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from litestar.testing import AsyncTestClient
 
 from app.settings import RateLimits
 from beacon_client import AsyncClient, BeaconAPIError, Client, Token, TokenCreated
@@ -61,14 +60,14 @@ async def test_errors_carry_the_envelope(beacon: AsyncClient, client, make_token
     assert (caught.value.status, caught.value.code) == (401, "invalid_token")
 
 
-async def test_gives_up_after_five_retries_on_the_apps_own_429(make_app, admin_token):
+async def test_gives_up_after_five_retries_on_the_apps_own_429(app_client, admin_token):
     """The app limits GETs to 2 a minute: the client honours each Retry-After, retries 5 times, then raises."""
     waits: list[float] = []
 
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    async with AsyncTestClient(app=make_app(rate_limits=RateLimits(read=2))) as http:
+    async with app_client(rate_limits=RateLimits(read=2)) as http:
         beacon = AsyncClient(str(http.base_url), admin_token, http=http, sleep=sleep)
         await beacon.list_tokens()
         await beacon.list_tokens()

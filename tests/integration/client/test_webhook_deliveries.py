@@ -6,7 +6,6 @@ import json
 from collections.abc import AsyncIterator
 
 import pytest
-from litestar.testing import AsyncTestClient
 from werkzeug import Request, Response
 
 from beacon_client import AsyncClient, BeaconAPIError, WebhookVerificationError, verify_webhook
@@ -22,9 +21,9 @@ class Receiver:
 
 
 @pytest.fixture
-async def beacon(make_app, admin_token: str) -> AsyncIterator[AsyncClient]:
+async def beacon(app_client, admin_token: str) -> AsyncIterator[AsyncClient]:
     """The in-process app, allowed to deliver to the loopback receiver."""
-    async with AsyncTestClient(app=make_app(allow_private_destinations=True)) as http:
+    async with app_client(allow_private_destinations=True) as http:
         yield AsyncClient(str(http.base_url), admin_token, http=http)
 
 

@@ -32,8 +32,8 @@ def local_settings(settings: Settings, httpserver, smtp) -> Settings:
 
 
 @pytest.fixture
-async def client(make_app, local_settings: Settings) -> AsyncIterator[AsyncTestClient[Any]]:
-    async with AsyncTestClient(app=make_app(local_settings)) as c:
+async def client(app_client, local_settings: Settings) -> AsyncIterator[AsyncTestClient[Any]]:
+    async with app_client(local_settings) as c:
         yield c
 
 

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from email import policy
 
 import pytest
-from litestar.testing import AsyncTestClient
 from standardwebhooks.webhooks import Webhook as Receiver
 
 from tests.helpers import assert_error
@@ -78,10 +77,10 @@ async def test_a_failed_test_is_scheduled_for_retry(client, auth, httpserver):
     assert 0 < wait <= 2.1  # first backoff: between base/2 and base (2 s)
 
 
-async def test_guard_refuses_at_send_time(make_app, client, auth, httpserver):
+async def test_guard_refuses_at_send_time(app_client, client, auth, httpserver):
     httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
     notifier = await make_notifier(client, auth, "chat_a", {"url": httpserver.url_for("/hook")})
-    async with AsyncTestClient(app=make_app(allow_private_destinations=False)) as strict:
+    async with app_client(allow_private_destinations=False) as strict:
         d = (await strict.post(f"/v1/notifiers/{notifier['id']}/test", headers=auth)).json()
     assert d["status"] == "failed" and "refused" in d["error"] and "BEACON_ALLOW_PRIVATE_DESTINATIONS" in d["error"]
     assert httpserver.log == []

@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from litestar.testing import AsyncTestClient
 
 HOSTILE = "/nowhere%0a2026-01-01 00:00:00,000 INFO beacon.access: GET /v1/tokens 200%00x"
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
-async def test_a_path_cannot_forge_a_log_line_or_write_a_nul(make_app, captured_logs, fmt):
+async def test_a_path_cannot_forge_a_log_line_or_write_a_nul(app_client, captured_logs, fmt):
     out = captured_logs(fmt)
-    async with AsyncTestClient(app=make_app()) as client:
+    async with app_client() as client:
         assert (await client.get(HOSTILE)).status_code == 404
     (line,) = [line for line in out.getvalue().splitlines() if "beacon.access" in line]
     assert "\x00" not in out.getvalue()

@@ -4,8 +4,6 @@ in /healthz and on every console page; without it nothing changes (production st
 
 from __future__ import annotations
 
-from litestar.testing import AsyncTestClient
-
 from app.settings import Settings
 from tests.helpers import assert_error
 
@@ -21,9 +19,9 @@ def test_dev_mode_is_read_from_the_environment_and_allows_private_destinations()
     assert only_private.allow_private_destinations and not only_private.dev_mode
 
 
-async def test_dev_mode_allows_a_loopback_webhook_and_says_so(make_app, admin_token):
+async def test_dev_mode_allows_a_loopback_webhook_and_says_so(app_client, admin_token):
     auth = {"Authorization": f"Bearer {admin_token}"}
-    async with AsyncTestClient(app=make_app(dev_mode=True, allow_private_destinations=True)) as dev:
+    async with app_client(dev_mode=True, allow_private_destinations=True) as dev:
         assert (await dev.get("/healthz")).json() == {"status": "ok", "mode": "development"}
         created = await dev.post("/v1/notifiers", headers=auth, json=HOOK)
         assert created.status_code == 201, created.text

@@ -86,9 +86,9 @@ async def test_internal_error_has_no_stack_trace(make_app, auth):
     assert err["message"] == "Internal server error."
 
 
-async def test_database_unreachable_is_503_with_retry_after(make_app):
+async def test_database_unreachable_is_503_with_retry_after(app_client):
     closed = "postgresql+asyncpg://postgres@127.0.0.1:9/nothing"
-    async with AsyncTestClient(app=make_app(database_url=closed)) as c:
+    async with app_client(database_url=closed) as c:
         r = await c.get("/readyz")
         assert_error(r, 503, "service_unavailable", type_="api_error")
         assert int(r.headers["retry-after"]) >= 1
@@ -111,8 +111,8 @@ async def test_error_docs_page_has_an_anchor_per_code(client):
     assert "<code>param</code> names it" in r.text and "<code>Retry-After</code>" in r.text
 
 
-async def test_doc_url_uses_docs_setting(make_app):
-    async with AsyncTestClient(app=make_app(docs_url="https://docs.example.test")) as c:
+async def test_doc_url_uses_docs_setting(app_client):
+    async with app_client(docs_url="https://docs.example.test") as c:
         err = assert_error(await c.get("/v1/tokens"), 401, "missing_token")
     assert err["doc_url"] == "https://docs.example.test/errors#missing_token"
 

@@ -62,14 +62,13 @@ async def test_metrics_need_no_token_and_count_refusals(client):
 
 
 async def test_deliveries_and_monitor_evaluations_are_counted_and_failures_logged(
-    make_app, admin_token, httpserver, caplog
+    app_client, admin_token, httpserver, caplog
 ):
-    from litestar.testing import AsyncTestClient
 
     auth = {"Authorization": f"Bearer {admin_token}"}
     httpserver.expect_request("/ok").respond_with_data("", status=204)
     httpserver.expect_request("/down").respond_with_data("busy", status=503)
-    async with AsyncTestClient(app=make_app(allow_private_destinations=True)) as client:
+    async with app_client(allow_private_destinations=True) as client:
         ids = {}
         for name in ("ok", "down"):
             body = {"name": name, "type": "webhook", "config": {"url": httpserver.url_for(f"/{name}")}}
@@ -107,11 +106,10 @@ async def test_deliveries_and_monitor_evaluations_are_counted_and_failures_logge
     assert len(failed) == 1 and failed[0].notifier_id == ids["down"] and "HTTP 503" in failed[0].getMessage()
 
 
-async def test_a_metrics_token_keeps_tenants_volume_private(make_app, admin_token):
+async def test_a_metrics_token_keeps_tenants_volume_private(app_client, admin_token):
     """BEACON_METRICS_TOKEN set: /metrics answers only to it (not to an API token, not without one)."""
-    from litestar.testing import AsyncTestClient
 
-    async with AsyncTestClient(app=make_app(metrics_token="scrape-secret")) as client:
+    async with app_client(metrics_token="scrape-secret") as client:
         assert_error(await client.get("/metrics"), 401, "missing_token")
         for wrong in (f"Bearer {admin_token}", "Bearer scrape-secreT", "scrape-secret", "Basic c2NyYXBlLXNlY3JldA=="):
             r = await client.get("/metrics", headers={"Authorization": wrong})

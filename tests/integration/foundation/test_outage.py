@@ -93,11 +93,11 @@ def _assert_unavailable(response: httpx.Response) -> None:
     assert int(response.headers["retry-after"]) >= 1
 
 
-async def test_a_database_outage_is_503_with_retry_after_and_beacon_recovers(own_postgres, make_app):
+async def test_a_database_outage_is_503_with_retry_after_and_beacon_recovers(own_postgres, app_client):
     pg = own_postgres
     auth = {"Authorization": f"Bearer {await admin_token_in(pg.url)}"}
     admin = pg.admin_url
-    async with AsyncTestClient(app=make_app(database_url=pg.url)) as c:
+    async with app_client(database_url=pg.url) as c:
         assert [r.status_code for r in await _every_kind_of_request(c, auth)] == [200, 201, 200, 200]
 
         # 1. Its connections are terminated under it: a request either gets a new connection or is a 503.

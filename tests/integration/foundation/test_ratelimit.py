@@ -43,8 +43,8 @@ async def test_headers_on_every_authenticated_response(client, auth):
     assert int(missing.headers["x-ratelimit-remaining"]) == int(ok.headers["x-ratelimit-remaining"]) - 1
 
 
-async def test_read_group_limit_then_429(make_app, auth):
-    async with AsyncTestClient(app=make_app(rate_limits=SMALL)) as c:
+async def test_read_group_limit_then_429(app_client, auth):
+    async with app_client(rate_limits=SMALL) as c:
         remaining = [int((await c.get("/v1/tokens", headers=auth)).headers["x-ratelimit-remaining"]) for _ in range(3)]
         assert remaining == [2, 1, 0]
         r = await c.get("/v1/tokens", headers=auth)
@@ -59,9 +59,9 @@ async def test_read_group_limit_then_429(make_app, auth):
         assert created.headers["x-ratelimit-limit"] == "2"
 
 
-async def test_limits_are_per_token(make_app, auth, make_token):
+async def test_limits_are_per_token(app_client, auth, make_token):
     other = {"Authorization": f"Bearer {await make_token(['*'], name='other')}"}
-    async with AsyncTestClient(app=make_app(rate_limits=SMALL)) as c:
+    async with app_client(rate_limits=SMALL) as c:
         for _ in range(3):
             assert (await c.get("/v1/tokens", headers=auth)).status_code == 200
         assert (await c.get("/v1/tokens", headers=auth)).status_code == 429
@@ -70,8 +70,8 @@ async def test_limits_are_per_token(make_app, auth, make_token):
         assert r.headers["x-ratelimit-remaining"] == "2"
 
 
-async def test_rejected_requests_do_not_run(make_app, auth):
-    async with AsyncTestClient(app=make_app(rate_limits=SMALL)) as c:
+async def test_rejected_requests_do_not_run(app_client, auth):
+    async with app_client(rate_limits=SMALL) as c:
         for i in range(2):
             assert (
                 await c.post("/v1/tokens", headers=auth, json={"name": f"t{i}", "scopes": ["ingest"]})
@@ -97,10 +97,10 @@ async def test_two_instances_share_one_budget_through_redis(make_app, auth, redi
         assert (await a.get("/v1/tokens", headers=auth)).status_code == 429
 
 
-async def test_separate_instances_without_redis_do_not_share(make_app, auth):
+async def test_separate_instances_without_redis_do_not_share(app_client, auth):
     async with (
-        AsyncTestClient(app=make_app(rate_limits=SMALL)) as a,
-        AsyncTestClient(app=make_app(rate_limits=SMALL)) as b,
+        app_client(rate_limits=SMALL) as a,
+        app_client(rate_limits=SMALL) as b,
     ):
         for _ in range(3):
             assert (await a.get("/v1/tokens", headers=auth)).status_code == 200

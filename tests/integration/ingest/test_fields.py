@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from litestar.testing import AsyncTestClient
-
 from tests.integration.ingest.util import JSON, fields_of, ndjson, post_events
 
 
@@ -36,9 +34,9 @@ async def test_later_requests_add_types_and_fields(client, auth, db):
     assert await fields_of(db, "web") == {"a": ["number", "string"], "b": ["string"], "c": ["array"]}
 
 
-async def test_two_processes_with_their_own_caches(make_app, auth, db):
+async def test_two_processes_with_their_own_caches(app_client, auth, db):
     """Each server process caches what it recorded; what another process adds is merged, not lost."""
-    async with AsyncTestClient(app=make_app()) as one, AsyncTestClient(app=make_app()) as two:
+    async with app_client() as one, app_client() as two:
         await post_events(one, auth, "web", ndjson([{"a": 1}]))
         await post_events(two, auth, "web", ndjson([{"a": "text"}]))
         await post_events(one, auth, "web", ndjson([{"a": True}]))

@@ -136,14 +136,13 @@ async def test_gzip_bomb_stops_at_100mb(client, auth, db):
     await assert_nothing_stored(client, auth, db)
 
 
-async def test_failing_midway_stores_nothing(make_app, auth, db):
+async def test_failing_midway_stores_nothing(app_client, auth, db):
     """Rows already COPYed (a full block) are rolled back when the decompressed cap hits later."""
-    from litestar.testing import AsyncTestClient
 
     good = ndjson([{"i": i, "pad": "p" * 50} for i in range(6000)])  # more than one COPY block
     cap = len(good) + MB
     body = good + b" " * (2 * MB)
-    async with AsyncTestClient(app=make_app(ingest_max_decompressed_bytes=cap)) as client:
+    async with app_client(ingest_max_decompressed_bytes=cap) as client:
         ok = await post_events(client, auth, "web", good, gzip=True)
         assert ok.json()["ingested"] == 6000 and ok.json()["blocks_created"] == 2
         await client.delete("/v1/datasets/web", headers=auth)

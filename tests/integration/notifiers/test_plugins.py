@@ -10,7 +10,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from litestar.testing import AsyncTestClient
 
 from adapters.registry import AdapterRegistry
 from tests.helpers import assert_error, captured_logs
@@ -98,8 +97,8 @@ def test_without_the_plugin_the_type_is_unknown():
     assert "pager_lite" not in AdapterRegistry.discover()
 
 
-async def test_plugin_type_is_accepted_by_the_api(plugin_on_path, make_app, auth):
-    async with AsyncTestClient(app=make_app()) as client:
+async def test_plugin_type_is_accepted_by_the_api(plugin_on_path, app_client, auth):
+    async with app_client() as client:
         r = await client.post(
             "/v1/notifiers",
             headers=auth,

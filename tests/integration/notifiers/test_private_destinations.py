@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from litestar.testing import AsyncTestClient
-
 from tests.helpers import assert_error
 
 REFUSED = [
@@ -96,8 +94,8 @@ async def test_update_to_a_private_destination_refused(client, auth):
     assert (await client.get(f"/v1/notifiers/{n['id']}", headers=auth)).json()["target"] == "public.example/…/a"
 
 
-async def test_allowed_when_the_setting_says_so(make_app, auth):
-    async with AsyncTestClient(app=make_app(allow_private_destinations=True)) as client:
+async def test_allowed_when_the_setting_says_so(app_client, auth):
+    async with app_client(allow_private_destinations=True) as client:
         for url in ("http://127.0.0.1:8080/hook", "http://intranet.example/x", "http://[::1]/x"):
             r = await client.post(
                 "/v1/notifiers", headers=auth, json={"name": url, "type": "chat_a", "config": {"url": url}}

@@ -12,7 +12,6 @@ from urllib.parse import quote, unquote
 
 import msgspec
 import pytest
-from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 from werkzeug import Request, Response
 
@@ -226,13 +225,13 @@ def _echo_page(request: Request) -> Response:
 
 
 async def test_an_echoing_destination_leaves_no_part_of_the_url_in_what_we_store_or_show(
-    make_app, admin_token, httpserver, db
+    app_client, admin_token, httpserver, db
 ):
     httpserver.expect_request(re.compile(".*")).respond_with_handler(_echo_page)
     # (The query value is a secret part too, so it must be a word the pages do not otherwise show: not "alerts".)
     url = httpserver.url_for(f"/services/{URL_SECRET}") + "?token=QuerySecret%2F123&channel=oncall-room-7"
     auth = {"Authorization": f"Bearer {admin_token}"}
-    async with AsyncTestClient(app=make_app(allow_private_destinations=True)) as client:
+    async with app_client(allow_private_destinations=True) as client:
         body = {"name": "chat", "type": "chat_a", "config": {"url": url}}
         notifier = (await client.post("/v1/notifiers", headers=auth, json=body)).json()
         sent = await client.post(f"/v1/notifiers/{notifier['id']}/test", headers=auth)

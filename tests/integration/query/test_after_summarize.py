@@ -24,6 +24,7 @@ from app.query.errors import QueryError
 from app.query.functions import _SCALARS, AGGREGATIONS
 from app.query.parser import parse
 from app.settings import RateLimits
+from tests.conftest import AppClient
 
 pytestmark = pytest.mark.usefixtures("web")
 
@@ -133,8 +134,8 @@ def _canonical(body: dict[str, Any], ordered: bool) -> Any:
 
 
 @pytest.fixture
-async def client(make_app: Callable[..., Litestar]) -> Any:
-    async with AsyncTestClient(app=make_app(rate_limits=RateLimits(query=1_000_000))) as c:
+async def client(app_client: AppClient) -> Any:
+    async with app_client(rate_limits=RateLimits(query=1_000_000)) as c:
         yield c
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +17,7 @@ from app.query.compiler import Compiled
 from app.query.parser import parse
 from app.services import services_of
 from app.settings import asyncpg_dsn
-from tests.conftest import TokenFactory
+from tests.conftest import AppClient, TokenFactory
 from tests.helpers import assert_error, captured_logs
 from tests.integration.query.conftest import MANY
 from tests.integration.query.helpers import column, fetch, run
@@ -218,8 +217,8 @@ async def test_row_cap_rules(client: Client, auth: dict[str, str]) -> None:
 
 
 @pytest.mark.usefixtures("many")
-async def test_the_server_maximum_caps_everything(make_app: Callable[..., Litestar], auth: dict[str, str]) -> None:
-    async with AsyncTestClient(app=make_app(query_max_rows=50)) as client:
+async def test_the_server_maximum_caps_everything(app_client: AppClient, auth: dict[str, str]) -> None:
+    async with app_client(query_max_rows=50) as client:
         for apl, body in (("['many'] | take 100", {}), ("['many']", {"take": 100}), ("['many']", {})):
             _, rows, status = await run(client, auth, apl, **body)
             assert len(rows) == 50 and status["truncated"] is True, (apl, body)
@@ -266,13 +265,13 @@ async def _app_sessions(database_url: str) -> list[dict[str, Any]]:
 
 
 async def test_a_query_over_the_statement_timeout_is_a_400(
-    make_app: Callable[..., Litestar], auth: dict[str, str], database_url: str
+    app_client: AppClient, auth: dict[str, str], database_url: str
 ) -> None:
     # 100,000 events: no plan reads them all in 1 ms.
     await load_generated(database_url, "slow", 100_000, datetime(2025, 5, 1, tzinfo=UTC), step_ms=10)
     slow = "['slow'] | summarize dcount(tostring(msg)) by bin(_time, 1s), service | count"
     with captured_logs("asyncio") as logs:
-        async with AsyncTestClient(app=make_app(query_timeout_seconds=0.001)) as client:
+        async with app_client(query_timeout_seconds=0.001) as client:
             for path in ["/v1/query"] * 10 + ["/v1/export"] * 3:
                 err = assert_error(await client.post(path, json={"apl": slow}, headers=auth), 400, "query_timeout")
                 assert "0.001 s statement timeout" in err["message"]
@@ -283,7 +282,7 @@ async def test_a_query_over_the_statement_timeout_is_a_400(
                 assert sessions and all(s["state"] == "idle" and not s["locks"] for s in sessions), (path, sessions)
         gc.collect()  # a task whose exception nobody took is reported when it is collected
     assert not [line for line in logs if "never retrieved" in line], logs
-    async with AsyncTestClient(app=make_app()) as client:  # the 30 s default lets it finish
+    async with app_client() as client:  # the 30 s default lets it finish
         assert await column(client, auth, slow) == [4000]
 
 

@@ -73,8 +73,8 @@ async def test_a_revoked_token_gets_401_even_when_its_query_fails(client: Client
         assert_error(await client.post("/v1/query", json=body, headers=headers), 401, "invalid_token")
 
 
-async def test_a_rate_limited_revoked_token_gets_401(make_app, make_token, db) -> None:
-    async with AsyncTestClient(app=make_app(rate_limits=RateLimits(query=1))) as client:
+async def test_a_rate_limited_revoked_token_gets_401(app_client, make_token, db) -> None:
+    async with app_client(rate_limits=RateLimits(query=1)) as client:
         headers = await _known_token(client, make_token, "limited")
         await _in_database(db, "UPDATE tokens SET revoked_at = now() WHERE name = :name", "limited")
         assert_error(await client.post("/v1/query", json=COUNT, headers=headers), 401, "invalid_token")

@@ -49,8 +49,8 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def client(make_app, local_settings: Settings, clock: Clock) -> AsyncIterator[AsyncTestClient[Any]]:
-    async with AsyncTestClient(app=make_app(local_settings)) as c:
+async def client(app_client, local_settings: Settings, clock: Clock) -> AsyncIterator[AsyncTestClient[Any]]:
+    async with app_client(local_settings) as c:
         services_of(c.app).routing_env.clock = clock
         yield c
 

@@ -42,8 +42,8 @@ YAML = {"Content-Type": "application/yaml"}
 
 
 @pytest.fixture
-async def local(make_app, settings) -> AsyncIterator[AsyncTestClient[Any]]:
-    async with AsyncTestClient(app=make_app(replace(settings, allow_private_destinations=True))) as c:
+async def local(app_client, settings) -> AsyncIterator[AsyncTestClient[Any]]:
+    async with app_client(replace(settings, allow_private_destinations=True)) as c:
         yield c
 
 

@@ -48,10 +48,9 @@ async def test_failed_sign_ins_are_throttled_per_address(make_app, admin_token):
         assert r.status_code == 429 and "set-cookie" not in r.headers
 
 
-async def test_failed_sign_ins_are_throttled_in_total(make_app):
-    from litestar.testing import AsyncTestClient
+async def test_failed_sign_ins_are_throttled_in_total(app_client):
 
-    async with AsyncTestClient(app=make_app(rate_limits=RateLimits(sign_in_per_address=1000, sign_in=3))) as client:
+    async with app_client(rate_limits=RateLimits(sign_in_per_address=1000, sign_in=3)) as client:
         statuses = [
             (await client.post("/ui/login", data={"token": "bcn_wrong"}, follow_redirects=False)).status_code
             for _ in range(5)

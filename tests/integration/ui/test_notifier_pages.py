@@ -21,13 +21,12 @@ async def _notifier(client, auth, name, url):
     return r.json()
 
 
-async def test_notifiers_show_target_and_deliveries(make_app, admin_token, receiver):
-    from litestar.testing import AsyncTestClient
+async def test_notifiers_show_target_and_deliveries(app_client, admin_token, receiver):
 
     auth = {"Authorization": f"Bearer {admin_token}"}
     receiver.expect_request("/ok").respond_with_data("fine", status=200)
     receiver.expect_request("/broken").respond_with_data("no", status=400)
-    async with AsyncTestClient(app=make_app(allow_private_destinations=True)) as client:
+    async with app_client(allow_private_destinations=True) as client:
         good = await _notifier(client, auth, "ops hook", receiver.url_for("/ok"))
         bad = await _notifier(client, auth, "broken hook", receiver.url_for("/broken"))
         assert (await client.post(f"/v1/notifiers/{good['id']}/test", headers=auth)).status_code == 201
