@@ -8,10 +8,10 @@ limits, metrics) on the test's own database, so what a test sees of the app is a
 app keeps across start-ups is what its build and equal settings decide: its routes, Litestar's OpenAPI document and
 the finished copy of it (app/openapi.py).
 
-Only the `client` fixture's apps (Litestar's test client, ~88 % of the builds) come from here; the apps a test
-builds with `make_app` (served by uvicorn, or on other settings) are always new. With those pooled too,
-`test_no_route_holds_a_database_connection_while_its_body_arrives` found a read-pool connection in use in 2 of 3
-runs (bench/RESULTS.md, "Merged, measured, taken back out"), not explained yet.
+Only apps behind Litestar's test client (the `app_client` fixture, and `client` through it) come from here; the
+apps a test builds with `make_app` (served by uvicorn, wrapped, or its own to change) are always new. With served
+apps pooled too, `test_no_route_holds_a_database_connection_while_its_body_arrives` found a read-pool connection in
+use in 2 of 3 runs (bench/RESULTS.md, "Merged, measured, taken back out"), not explained yet.
 """
 
 from __future__ import annotations
