@@ -3,8 +3,13 @@ names cannot be deleted, scopes."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
+import asyncpg
+
+from app.routing import config
+from app.settings import asyncpg_dsn
 from tests.helpers import assert_error
 
 
@@ -127,3 +132,29 @@ async def test_scopes_and_limited_tokens(h, make_token):
         "/v1/alerts/groups",
     ):
         assert path in paths
+
+
+async def test_the_document_is_read_whole_only_when_its_row_was_written(database_url):
+    """The routing job reads the document twice per batch: an unchanged row is recognised by its identity (version,
+    time, writing transaction) and its compiled tree reused; any write of the row is seen at the next read, even one
+    by hand that keeps the version and the time."""
+    conn = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        sent: list[str] = []
+        conn.add_query_logger(lambda q: sent.append(q.query))  # called soon after each query, not in it
+        first = await config.current(conn)
+        await asyncio.sleep(0.05)
+        sent.clear()
+        again = await config.current(conn)
+        await asyncio.sleep(0.05)
+        assert again.tree is first.tree and again.version == first.version
+        assert len(sent) == 1, sent
+        assert not [q for q in sent if "document" in q], sent  # the document itself was not fetched
+        await conn.execute(
+            """UPDATE routing_config SET document = jsonb_set(document, '{route,group_by}', '["cluster"]')"""
+        )
+        changed = await config.current(conn)
+        assert (changed.version, changed.updated_at) == (first.version, first.updated_at)
+        assert changed.tree.document.route.group_by == ["cluster"] != first.tree.document.route.group_by
+    finally:
+        await conn.close()
