@@ -2,15 +2,30 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import asyncpg
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from app.settings import normalize_database_url
 
+# The array types Beacon's statements pass (a batch's columns, unnested). asyncpg knows text[] but learns any other
+# array type by asking the server, once per connection, when a statement first uses it: a catalog query with JIT
+# switched off and on around it, 10-15 ms here, paid inside whatever first meets it on a new connection: the first
+# alerts' POST and their flush after a start (bench/RESULTS.md), a burst that grows the pool. Naming them all in one
+# statement when a connection opens makes that one lookup, paid there.
+_ARRAY_TYPES = ("timestamptz", "boolean", "integer", "bigint", "jsonb", "float8")
+_LEARN_ARRAY_TYPES = "SELECT " + ", ".join(f"NULL::{name}[]" for name in _ARRAY_TYPES)
+
+
+def _learn_array_types(dbapi_connection: Any, _record: object) -> None:
+    # After SQLAlchemy's own setup of the connection (its JSON codecs: setting a codec forgets learned types).
+    dbapi_connection.run_async(lambda conn: conn.fetchrow(_LEARN_ARRAY_TYPES))
+
 
 def make_engine(database_url: str, *, pool_size: int = 10) -> AsyncEngine:
-    return create_async_engine(
+    engine = create_async_engine(
         normalize_database_url(database_url),
         pool_size=pool_size,
         max_overflow=10,
@@ -21,6 +36,8 @@ def make_engine(database_url: str, *, pool_size: int = 10) -> AsyncEngine:
         # Times are always written and read as UTC.
         connect_args={"server_settings": {"timezone": "UTC", "application_name": "beacon"}},
     )
+    event.listen(engine.sync_engine, "connect", _learn_array_types)
+    return engine
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
