@@ -1,8 +1,11 @@
-"""Garbage-collector settings for a serving process (`beacon serve`; tests leave the defaults alone)."""
+"""Garbage-collector settings for a serving process (`beacon serve`, and tests/servers.py for a server in a test's
+process)."""
 
 from __future__ import annotations
 
 import gc
+
+SERVING_THRESHOLDS = (10_000, 10, 1_000)
 
 
 def settle_heap() -> None:
@@ -20,4 +23,4 @@ def settle_heap() -> None:
     """
     gc.collect()
     gc.freeze()
-    gc.set_threshold(10_000, 10, 1_000)
+    gc.set_threshold(*SERVING_THRESHOLDS)

@@ -4,6 +4,7 @@ the test's own process, and free loopback ports."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import socket
@@ -11,13 +12,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import uvicorn
+
+from app.gctune import SERVING_THRESHOLDS
 
 BEACON = str(Path(sys.executable).parent / "beacon")
 
@@ -51,10 +54,34 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@contextmanager
+def serving_collector() -> Iterator[None]:
+    """The garbage collector as `beacon serve` sets it (app/gctune.py), for a server in the test's process: what
+    lived before is left out of its passes, and full passes are as rare. Else a full pass walks the millions of
+    objects a worker's earlier tests left (250-650 ms each, measured) and holds this event loop, which a test of
+    the server's responsiveness would blame on the server. Undone afterwards: what was frozen can be freed again."""
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(*SERVING_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
 @asynccontextmanager
 async def served_app(app: Any, options: dict[str, Any] | None = None) -> AsyncIterator[str]:
-    """`app` behind a real uvicorn server on this event loop (`options`: uvicorn's, e.g. app.cli.uvicorn_options);
-    yields its base URL. The test client buffers whole bodies and has no peer address: this has both."""
+    """`app` behind a real uvicorn server on this event loop (`options`: uvicorn's, e.g. app.cli.uvicorn_options),
+    with the collector as a server sets it; yields its base URL. The test client buffers whole bodies and has no
+    peer address: this has both."""
+    with serving_collector():
+        async with _uvicorn_on_this_loop(app, options) as url:
+            yield url
+
+
+@asynccontextmanager
+async def _uvicorn_on_this_loop(app: Any, options: dict[str, Any] | None) -> AsyncIterator[str]:
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **(options or {}))
     server = uvicorn.Server(config)
