@@ -72,30 +72,25 @@ def serving_collector() -> Iterator[None]:
 
 @asynccontextmanager
 async def served_app(app: Any, options: dict[str, Any] | None = None) -> AsyncIterator[str]:
-    """`app` behind a real uvicorn server on this event loop (`options`: uvicorn's, e.g. app.cli.uvicorn_options),
-    with the collector as a server sets it; yields its base URL. The test client buffers whole bodies and has no
-    peer address: this has both."""
-    with serving_collector():
-        async with _uvicorn_on_this_loop(app, options) as url:
-            yield url
-
-
-@asynccontextmanager
-async def _uvicorn_on_this_loop(app: Any, options: dict[str, Any] | None) -> AsyncIterator[str]:
+    """`app` behind a real uvicorn server on this event loop (`options`: uvicorn's, e.g. app.cli.uvicorn_options or
+    a certificate: then https), with the collector as a server sets it; yields its base URL. The test client
+    buffers whole bodies and has no peer address: this has both."""
+    options = options or {}
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **(options or {}))
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started or task.done():
-            break
-        await asyncio.sleep(0.05)
-    assert server.started
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 30)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options))
+    scheme = "https" if options.get("ssl_certfile") else "http"
+    with serving_collector():
+        task = asyncio.create_task(server.serve())
+        for _ in range(200):
+            if server.started or task.done():
+                break
+            await asyncio.sleep(0.05)
+        assert server.started
+        try:
+            yield f"{scheme}://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
+            await asyncio.wait_for(task, 30)
 
 
 class Server:

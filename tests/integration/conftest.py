@@ -4,7 +4,6 @@ URL) and for our own client's certificate checks: a certificate made for the tes
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import ssl
 from collections.abc import AsyncIterator, Callable
@@ -12,14 +11,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import uvicorn
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from litestar import Litestar
 
-from tests.servers import free_port
+from tests.servers import served_app
 
 
 def _certificate(directory: Path) -> tuple[Path, Path]:
@@ -50,25 +48,7 @@ def _certificate(directory: Path) -> tuple[Path, Path]:
 async def served_tls(make_app: Callable[..., Litestar], tmp_path: Path) -> AsyncIterator[tuple[str, ssl.SSLContext]]:
     """The app behind uvicorn with TLS: its https:// address, and an SSL context that trusts it."""
     cert, key = _certificate(tmp_path)
-    port = free_port()
-    config = uvicorn.Config(
-        make_app(),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        ssl_certfile=str(cert),
-        ssl_keyfile=str(key),
-        timeout_graceful_shutdown=5,  # a client that leaves its connection open is not waited for long
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.05)
-    assert server.started
-    try:
-        yield f"https://127.0.0.1:{port}", ssl.create_default_context(cafile=str(cert))
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 30)
+    # A client that leaves its connection open is not waited for long.
+    options = {"ssl_certfile": str(cert), "ssl_keyfile": str(key), "timeout_graceful_shutdown": 5}
+    async with served_app(make_app(), options) as url:
+        yield url, ssl.create_default_context(cafile=str(cert))

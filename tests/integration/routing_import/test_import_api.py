@@ -12,13 +12,12 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-import uvicorn
 from litestar.testing import AsyncTestClient
 from standardwebhooks.webhooks import Webhook as Receiver
 
 from app.settings import asyncpg_dsn
 from tests.helpers import assert_error
-from tests.servers import free_port
+from tests.servers import served_app
 
 SECRET = "s3cretT0kenInThePath"
 CONFIG = f"""
@@ -230,14 +229,7 @@ async def test_resolve_timeout_is_stored_without_a_loss(local, auth):
 
 async def test_imports_at_the_same_time_make_each_notifier_once(make_app, settings, auth):
     app = make_app(replace(settings, allow_private_destinations=True))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    try:
-        for _ in range(400):
-            if server.started:
-                break
-            await asyncio.sleep(0.05)
-        base = f"http://127.0.0.1:{server.config.port}"
+    async with served_app(app) as base:
         async with httpx.AsyncClient(base_url=base, headers={**auth, **YAML}, timeout=60) as http:
             answers = await asyncio.gather(
                 *(http.post("/v1/routing/import", params={"accept_losses": "true"}, content=CONFIG) for _ in range(4))
@@ -245,9 +237,6 @@ async def test_imports_at_the_same_time_make_each_notifier_once(make_app, settin
             assert [r.status_code for r in answers] == [200] * 4, [r.text for r in answers]
             assert sorted(r.json()["notifiers"][0]["action"] for r in answers) == ["create", "keep", "keep", "keep"]
             version, notifiers = await state(http, {})
-    finally:
-        server.should_exit = True
-        await task
     assert version == "2" and sorted(n["name"] for n in notifiers) == ["hook", "pager/pagerduty[0]", "pager/slack[0]"]
 
 
