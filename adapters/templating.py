@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from jinja2 import FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
@@ -27,6 +28,7 @@ from app.shipped import TEMPLATES_DIR  # templates/ in a checkout, app/templates
 SHARED_DIR = TEMPLATES_DIR / "_shared"
 
 
+_DECODE = msgspec.json.Decoder().decode
 # One encoder for every value (json.dumps with options other than the defaults builds a new one each call).
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
@@ -118,9 +120,14 @@ class Templates:
     def __init__(self, directory: Path, shared: Sequence[Path] = (SHARED_DIR,)) -> None:
         self.directory = directory
         self._env = _environment(tuple(str(d) for d in (directory, *shared)))
+        self._has: dict[str, bool] = {}
 
     def has(self, name: str) -> bool:
-        return (self.directory / name).is_file()
+        # Asked for every message; looked up once per process, as the templates themselves are (`auto_reload`).
+        found = self._has.get(name)
+        if found is None:
+            found = self._has[name] = (self.directory / name).is_file()
+        return found
 
     def _label(self, name: str) -> str:
         return _short_name(str(self.directory / name))
@@ -134,9 +141,14 @@ class Templates:
     def json(self, name: str, **context: Any) -> dict[str, Any]:
         rendered = self.text(name, **context)
         try:
-            value = json.loads(rendered)
-        except json.JSONDecodeError as exc:
-            raise TemplateFailure(self._label(name), exc.lineno, f"output is not valid JSON: {exc.msg}") from None
+            value = _DECODE(rendered)  # msgspec: a third of json.loads' time on a message
+        except (msgspec.DecodeError, UnicodeEncodeError):
+            # What msgspec refuses and json.loads takes (NaN, which the `json` filter writes for a NaN value; a lone
+            # surrogate) is taken as before; json.loads also names the line of what neither takes.
+            try:
+                value = json.loads(rendered)
+            except json.JSONDecodeError as exc:
+                raise TemplateFailure(self._label(name), exc.lineno, f"output is not valid JSON: {exc.msg}") from None
         if not isinstance(value, dict):
             raise TemplateFailure(self._label(name), None, "output must be a JSON object")
         return value

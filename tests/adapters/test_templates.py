@@ -55,3 +55,14 @@ def test_json_filter_keeps_any_text_a_json_string(tmp_path):
     (tmp_path / "p.json.j2").write_text('{"title": {{ title | json }}, "n": {{ n | json }}}')
     nasty = 'a"b\\c\nd\u2028e</script>{{ x }}\x00'
     assert Templates(tmp_path).json("p.json.j2", title=nasty, n=None) == {"title": nasty, "n": None}
+
+
+def test_json_output_the_standard_parser_takes_is_taken(tmp_path):
+    """A NaN value (the `json` filter writes `NaN`) and a lone surrogate are not strict JSON, but a payload holding
+    them rendered before the faster parser came and still renders, with the same values."""
+    (tmp_path / "p.json.j2").write_text('{"value": {{ value | json }}, "title": {{ title | json }}}')
+    rendered = Templates(tmp_path).json("p.json.j2", value=float("nan"), title="x\ud800")
+    assert rendered["value"] != rendered["value"] and rendered["title"] == "x\ud800"
+    (tmp_path / "list.json.j2").write_text("[1, 2]")
+    with pytest.raises(TemplateFailure, match="must be a JSON object"):
+        Templates(tmp_path).json("list.json.j2")
