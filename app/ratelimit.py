@@ -88,14 +88,21 @@ class PostgresWindow:
         self._pool: asyncpg.Pool | None = None
         self._opening = asyncio.Lock()  # the first requests arrive together: one pool, not one each
 
-    async def _connected(self) -> asyncpg.Pool:
+    async def pool(self) -> asyncpg.Pool:
         async with self._opening:
             if self._pool is None:
-                self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=4, reset=_as_it_is)
+                # No connection yet (min_size 0): a serving process opens one at start (app/db/warm.py).
+                self._pool = await asyncpg.create_pool(
+                    self._dsn,
+                    min_size=0,
+                    max_size=4,
+                    reset=_as_it_is,
+                    server_settings={"application_name": "beacon-budgets"},  # known apart in pg_stat_activity
+                )
             return self._pool
 
     async def hit(self, item: RateLimitItem, key: str) -> Decision:
-        pool = self._pool or await self._connected()
+        pool = self._pool or await self.pool()
         expiry = item.get_expiry()
         row = await pool.fetchrow(
             "SELECT * FROM beacon_rate_limit_hit($1, $2, $3)", item.key_for(self._prefix, key), item.amount, expiry
@@ -131,6 +138,10 @@ class RateLimiter:
                 "other": limits.other,
             }.items()
         }
+
+    async def pools(self) -> list[asyncpg.Pool]:
+        """The database pool of the budgets, when they are kept there (made, not connected, on first call)."""
+        return [] if self._postgres is None else [await self._postgres.pool()]
 
     async def hit(self, token_id: str, group: str) -> Decision:
         return await self.hit_item(self._items[group], token_id)

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from app.datasets.retention import apply_retention
+from app.db.warm import WARM_EVERY_SECONDS, keep_one_open
 from app.deliveries.worker import serve
 from app.monitors.tick import run_tick
 from app.services import Services
@@ -28,6 +29,7 @@ class JobSpec:
     id: str
     run: Callable[[Services], Awaitable[None]]
     interval: Callable[[Settings], float]  # seconds between runs
+    at_start: bool = False  # the first run when the scheduler starts, not one interval (at most a minute) later
 
 
 async def _retention(services: Services) -> None:
@@ -57,6 +59,10 @@ async def _routing(services: Services) -> None:
     await router.idle()
 
 
+async def _connections(services: Services) -> None:
+    await keep_one_open([services.read_pool, services.query_pool, *await services.rate_limiter.pools()])
+
+
 def job_specs() -> list[JobSpec]:
     return [
         JobSpec("retention", _retention, lambda s: s.retention_interval_seconds),
@@ -64,6 +70,8 @@ def job_specs() -> list[JobSpec]:
         JobSpec("deliveries", _deliveries, lambda s: s.delivery_poll_seconds),
         JobSpec("monitors", _monitors, lambda s: s.monitor_tick_seconds),
         JobSpec("routing", _routing, lambda s: s.routing_tick_seconds),
+        # The first request after a start or a quiet spell finds a connection open in each pool.
+        JobSpec("connections", _connections, lambda s: WARM_EVERY_SECONDS, at_start=True),
     ]
 
 
@@ -89,7 +97,7 @@ def start_scheduler(services: Services, specs: list[JobSpec] | None = None) -> A
             id=spec.id,
             max_instances=1,
             coalesce=True,
-            next_run_time=now + timedelta(seconds=min(seconds, 60.0)),
+            next_run_time=now if spec.at_start else now + timedelta(seconds=min(seconds, 60.0)),
         )
     scheduler.start()
     return scheduler
