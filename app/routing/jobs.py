@@ -26,8 +26,14 @@ from app.routing.suppression import Suppressor, load
 log = logging.getLogger("beacon.routing")
 MAX_BATCHES = 500  # per run and step: a run that has to stop leaves the rest to the next
 GC_EVERY = timedelta(minutes=10)
-OVERDUE_RETRIES = 3
-OVERDUE_RETRY_SECONDS = 0.05
+HELD_RETRIES = 3
+HELD_RETRY_SECONDS = 0.05
+# After a run: the next group due after the run's time, and whether a group due by then is still unflushed (another
+# process is flushing it, or a flush failed). Two index lookups (alert_groups_due).
+_NEXT_DUE = """
+SELECT (SELECT min(next_flush_at) FROM alert_groups WHERE next_flush_at > $1) AS next,
+       EXISTS (SELECT FROM alert_groups WHERE next_flush_at <= $1) AS held
+"""
 
 
 @dataclass
@@ -37,7 +43,8 @@ class RunResult:
     flushed: int = 0
     closed: int = 0
     queued: int = 0  # deliveries written
-    next_flush_at: datetime | None = None  # when the next group falls due (when the run ended)
+    next_flush_at: datetime | None = None  # when the next group falls due after the run's time
+    held: bool = False  # a group due by the run's time was left unflushed: another process holds it
 
 
 async def place_pending(env: RoutingEnv, now: datetime, result: RunResult) -> None:
@@ -90,7 +97,7 @@ class Router:
         self._again = False
         self._timer: asyncio.TimerHandle | None = None
         self._stopped = False
-        self._overdue = 0  # runs in a row that ended with a group overdue
+        self._held = 0  # runs in a row that ended with a due group held elsewhere
 
     def wake(self) -> None:
         if self._stopped:
@@ -109,23 +116,29 @@ class Router:
     async def run_at(self, at: datetime | None) -> int:
         """One run of the job (at `at`, else now); returns the deliveries it queued."""
         result = await run_routing(self.env, at, self.on_queued)
-        if result.next_flush_at is not None:
-            self._at((result.next_flush_at - self.env.now()).total_seconds())
+        self._plan(result)
         return result.queued
 
+    def _plan(self, result: RunResult) -> None:
+        """The next wake-up: when the next group falls due (at once if it fell due during the run). A group due
+        by the run's time that another process holds (flushing it) is looked at again shortly, a few times, and
+        never delays the wake-up for the next group. One held for longer (a flush failing here or elsewhere) is
+        left to the tick rather than spin this loop."""
+        delays = []
+        if result.next_flush_at is not None:
+            delays.append(max((result.next_flush_at - self.env.now()).total_seconds(), 0.0))
+        if result.held:
+            self._held += 1
+            if self._held <= HELD_RETRIES:
+                delays.append(HELD_RETRY_SECONDS)
+        else:
+            self._held = 0
+        if delays:
+            self._at(min(delays))
+
     def _at(self, delay: float) -> None:
-        """A wake-up for the next group due. One already overdue when the run ended (it fell due during the
-        run, or another process holds it) is looked at again shortly, a few times; one that stays overdue
-        (a flush failing here or elsewhere) is left to the tick rather than spin this loop."""
         if self._stopped:
             return
-        if delay <= 0:
-            self._overdue += 1
-            if self._overdue > OVERDUE_RETRIES:
-                return
-            delay = OVERDUE_RETRY_SECONDS
-        else:
-            self._overdue = 0
         loop = asyncio.get_running_loop()
         if self._timer is not None and not self._timer.cancelled() and self._timer.when() <= loop.time() + delay:
             return  # an earlier wake-up is set already; it looks again when it runs
@@ -168,7 +181,8 @@ async def place_and_flush(
             flushed = await flush_batch(session, conn, env, partial(suppression.of, conn), now)
             more = placed.routed >= store.ROUTE_BATCH or (flushed is not None and flushed.groups >= FLUSH_BATCH)
             if not more:
-                result.next_flush_at = await conn.fetchval("SELECT min(next_flush_at) FROM alert_groups")
+                due = await conn.fetchrow(_NEXT_DUE, now)
+                result.next_flush_at, result.held = due["next"], due["held"]
             await session.commit()
         result.routed += placed.routed
         result.groups_created += placed.groups_created
