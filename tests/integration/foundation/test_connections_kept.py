@@ -31,7 +31,9 @@ async def test_a_pool_keeps_one_connection_open_and_opens_it_again_after_it_was_
         await keep_one_open([pool])
         assert pool.get_size() == 1 and (await _connected(admin)).get("beacon-reads") == 1
         # The server cuts it (a restart, an idle timeout, a failover): the next run opens it again.
-        await admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'beacon-reads'")
+        await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'beacon-reads'"
+        )
         for _ in range(100):
             if pool.get_size() == 0:
                 break
