@@ -129,6 +129,15 @@ class Templates:
             found = self._has[name] = (self.directory / name).is_file()
         return found
 
+    def compile_all(self) -> None:
+        """Compile every template this adapter may render (its own and the shared macros) now rather than at its
+        first message. One that does not compile is left as it is: its message fails with its name and line."""
+        for name in self._env.list_templates(extensions=["j2"]):
+            try:
+                self._env.get_template(name)
+            except TemplateError:
+                continue
+
     def _label(self, name: str) -> str:
         return _short_name(str(self.directory / name))
 

@@ -32,6 +32,7 @@ from app.deploymarkers.honeycomb import honeycomb_router
 from app.deploymarkers.pagerduty import pagerduty_router
 from app.deps import provide_codec, provide_session
 from app.error_shapes import ShapedPaths
+from app.first_use import prepare_first_use
 from app.gctune import settle_heap
 from app.http_errors import exception_handlers
 from app.ingest.controllers import ingest
@@ -207,6 +208,7 @@ def create_app(
             app.state.services = services
             scheduler = start_scheduler(services) if started.run_scheduler else None
             if scheduler is not None:
+                prepare_first_use(services.notifier_env.registry)
                 serve_deliveries(services.dispatcher)
             try:
                 yield
