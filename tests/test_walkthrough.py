@@ -141,6 +141,7 @@ def _gone(pid: int | None, seconds: float = 10) -> bool:
     return False
 
 
+@pytest.mark.long
 def test_the_readme_walkthrough(workdir: Path, serve: tuple[str, list[str], dict[str, str]]):
     url, served, env = serve
     assert any("DEVELOPMENT MODE" in line for line in served), "\n".join(served)  # said loudly on start

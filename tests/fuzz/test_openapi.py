@@ -96,6 +96,7 @@ def served(pg_server_url: str, clones: Clones, tmp_path_factory) -> Iterator[Ser
         clones.give_back(name)
 
 
+@pytest.mark.long
 def test_every_operation_answers_as_its_document_says(served: Served, tmp_path: Path) -> None:
     """`schemathesis run --checks all` over every operation of the served document: its examples, coverage cases,
     generated requests (valid and invalid) and stateful sequences (the document's links), 0 failures."""

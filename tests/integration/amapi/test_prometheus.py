@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.integration.amapi.conftest import Beacon, binary, wait_for
 from tests.servers import free_port
@@ -63,6 +64,7 @@ def start_prometheus(directory: Path, port: int) -> subprocess.Popen[bytes]:
         )  # fmt: skip
 
 
+@pytest.mark.long
 async def test_prometheus_alert_is_routed_and_resolves_after_reload(beacon: Beacon, httpserver, tmp_path: Path):
     hook = await beacon.notifier("hook", httpserver.url_for("/hook"))
     await beacon.put_routing({"route": {"notifier_ids": [hook], "group_by": ["alertname"], "group_wait_seconds": 1,

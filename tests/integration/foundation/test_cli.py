@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
 from app.db.embedded import embedded_running
 from tests.servers import BEACON, Server, clean_env, free_port
@@ -117,6 +118,7 @@ def test_serve_on_embedded_postgres_prints_a_working_token_and_stops_it():
         assert _wait_stopped(data_dir, timeout=5)
 
 
+@pytest.mark.long
 def test_a_second_serve_reuses_the_running_embedded_postgres():
     with embedded_data_dir() as data_dir:
         env = clean_env(BEACON_DATA_DIR=str(data_dir))

@@ -12,6 +12,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 from sqlalchemy import text
 from werkzeug import Response
 
@@ -45,6 +46,7 @@ async def post_split(http: httpx.AsyncClient, bases: list[str], alerts: list[dic
         assert r.status_code == 200, r.text
 
 
+@pytest.mark.long
 async def test_group_notifications_exactly_once_across_processes_and_a_kill(
     database_url, tmp_path, httpserver, make_token, db
 ):

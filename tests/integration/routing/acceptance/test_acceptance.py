@@ -193,6 +193,7 @@ SCENARIOS = (
 )
 
 
+@pytest.mark.long
 async def test_alertmanagers_acceptance_scenarios(live, auth, httpserver):
     # Real time on a machine shared with other work: a set that missed a window (a flush late past the slack
     # the harness allows) is played once more, under new names, and fails only if it misses again.
