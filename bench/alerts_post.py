@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
+from bench.ab import SERVER_PATHS  # noqa: E402
 from bench.cli_start import extract, import_path  # noqa: E402
-from bench.idle import SERVER_PATHS  # noqa: E402
 from bench.serve import finish, scratch_database, start_beacon, wait_ready  # noqa: E402
 
 

@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from bench.cli_start import extract, import_path  # noqa: E402
-from bench.idle import SERVER_PATHS  # noqa: E402
+from bench.ab import alternate  # noqa: E402
+from bench.cli_start import import_path  # noqa: E402
 from bench.monitors import Receiver  # noqa: E402
 from bench.serve import finish, scratch_database, start_beacon, wait_ready, webhook_notifier  # noqa: E402
 
@@ -82,12 +81,7 @@ async def main() -> None:
     parser.add_argument("--alerts", type=int, default=6)
     parser.add_argument("--before", default="cf68ccc")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        trees = {f"before ({args.before})": extract(args.before, Path(scratch), SERVER_PATHS), "after": None}
-        found: dict[str, list[tuple[list[float], list[float]]]] = {name: [] for name in trees}
-        for _ in range(args.rounds):
-            for name, tree in trees.items():
-                found[name].append(await first_requests(tree, args.alerts))
+    found = await alternate(args.before, args.rounds, lambda tree: first_requests(tree, args.alerts))
     firsts: dict[str, dict[str, float]] = {}
     for name, runs in found.items():
         print(name)

@@ -20,7 +20,6 @@ import asyncio
 import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,12 +27,12 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from bench.cli_start import extract, import_path  # noqa: E402
+from bench.ab import alternate  # noqa: E402
+from bench.cli_start import import_path  # noqa: E402
 from bench.serve import finish, scratch_database, start_beacon, tree_cpu_seconds, wait_ready  # noqa: E402
 
 SETTLE_SECONDS = 15  # start-up work (migrations, the first ticks) ends before the window opens
 TRANSACTIONS = "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = $1"
-SERVER_PATHS = ("app", "adapters", "client", "templates", "migrations", "alembic.ini")
 
 
 async def idle_cost(tree: Path | None, seconds: float) -> tuple[float, int]:
@@ -59,12 +58,7 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--before", default="7e95bc3")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        trees = {f"before ({args.before})": extract(args.before, Path(scratch), SERVER_PATHS), "after": None}
-        found: dict[str, list[tuple[float, int]]] = {name: [] for name in trees}
-        for _ in range(args.rounds):
-            for name, tree in trees.items():
-                found[name].append(await idle_cost(tree, args.seconds))
+    found = await alternate(args.before, args.rounds, lambda tree: idle_cost(tree, args.seconds))
     per_minute = 60 / args.seconds
     medians = {}
     for name, runs in found.items():
