@@ -43,6 +43,8 @@ SELECT md5(coalesce(string_agg(x, ',' ORDER BY x), '')) FROM (
         WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
 ) s
 """
+# The pool's own thread: what it sends (cloning, emptying) is the harness's, never the app's (tests/sqlrecorder.py).
+THREAD_NAME = "db-clones"
 _TABLES = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p')"
 _SEQUENCES = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'S'"
 
@@ -120,7 +122,7 @@ class Clones:
         self._jobs: queue.Queue[tuple[str, str]] = queue.Queue()
         self._spare: collections.deque[str] = collections.deque()
         self._failed: BaseException | None = None
-        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True, name="db-clones")
+        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True, name=THREAD_NAME)
         self._thread.start()
 
     def take(self) -> str:
