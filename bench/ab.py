@@ -15,13 +15,18 @@ T = TypeVar("T")
 SERVER_PATHS = ("app", "adapters", "client", "templates", "migrations", "alembic.ini")
 
 
+def trees(before: str, scratch: Path) -> dict[str, Path | None]:
+    """{"before (REV)": the revision's server code extracted into `scratch`, "after": None (this checkout)}."""
+    return {f"before ({before})": extract(before, scratch, SERVER_PATHS), "after": None}
+
+
 async def alternate(before: str, rounds: int, measure: Callable[[Path | None], Awaitable[T]]) -> dict[str, list[T]]:
     """{"before (REV)": [...], "after": [...]}: `measure(tree)` per round and side; `tree` is the extracted
     revision's directory, or None for this checkout."""
     with tempfile.TemporaryDirectory() as scratch:
-        trees = {f"before ({before})": extract(before, Path(scratch), SERVER_PATHS), "after": None}
-        found: dict[str, list[T]] = {name: [] for name in trees}
+        sides = trees(before, Path(scratch))
+        found: dict[str, list[T]] = {name: [] for name in sides}
         for _ in range(rounds):
-            for name, tree in trees.items():
+            for name, tree in sides.items():
                 found[name].append(await measure(tree))
     return found

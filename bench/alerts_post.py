@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from bench.ab import SERVER_PATHS  # noqa: E402
-from bench.cli_start import extract, import_path  # noqa: E402
+from bench.ab import trees  # noqa: E402
+from bench.cli_start import import_path  # noqa: E402
 from bench.serve import finish, scratch_database, start_beacon, wait_ready  # noqa: E402
 
 
@@ -49,9 +49,9 @@ async def main() -> None:
     servers: dict[str, tuple[str, dict[str, str]]] = {}
     cleanup = []
     with tempfile.TemporaryDirectory() as scratch:
-        trees = {f"before ({args.before})": extract(args.before, Path(scratch), SERVER_PATHS), "after": None}
+        sides = trees(args.before, Path(scratch))
         try:
-            for i, (name, tree) in enumerate(trees.items()):
+            for i, (name, tree) in enumerate(sides.items()):
                 admin, db, url = await scratch_database(f"post{i}")
                 proc, token, port = start_beacon(url, db, {"PYTHONPATH": import_path(tree)} if tree else {})
                 cleanup.append((proc, admin, db))
