@@ -52,10 +52,10 @@ async def _monitors(services: Services) -> None:
 
 
 async def _routing(services: Services) -> None:
-    """A poll for what no wake-up announced. Through `wake`: a run under way then runs once more, where a run of
-    its own would race it for the same rows."""
+    """A poll for what no wake-up announced. Through the router: a run under way then runs once more, where a run
+    of its own would race it for the same rows."""
     router = services.routing_env.router
-    router.wake()
+    router.poll()
     await router.idle()
 
 

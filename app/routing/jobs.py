@@ -18,6 +18,7 @@ from functools import partial
 
 import asyncpg
 
+from app.db.engine import autocommit_connection
 from app.routing import config, routes, store
 from app.routing.env import RoutingEnv
 from app.routing.flush import FLUSH_BATCH, flush_batch
@@ -33,6 +34,15 @@ HELD_RETRY_SECONDS = 0.05
 _NEXT_DUE = """
 SELECT (SELECT min(next_flush_at) FROM alert_groups WHERE next_flush_at > $1) AS next,
        EXISTS (SELECT FROM alert_groups WHERE next_flush_at <= $1) AS held
+"""
+
+
+# What a poll reads first: whether anything waits to be placed, and when the next group falls due. Most polls (every
+# process, every second) find nothing to do: this one statement outside a transaction tells, where a run is a
+# transaction of five statements. Two index lookups (alerts_routing_pending, alert_groups_due).
+_QUIET = """
+SELECT EXISTS (SELECT FROM alerts WHERE routing_pending) AS pending,
+       (SELECT min(next_flush_at) FROM alert_groups) AS next
 """
 
 
@@ -107,6 +117,23 @@ class Router:
             return
         self._task = asyncio.ensure_future(self._runs())
 
+    def poll(self) -> None:
+        """The scheduler's tick, a poll for what no wake-up announced (another process's alerts): a run, unless one
+        statement shows that nothing waits to be placed and no group is due. A run under way runs once more."""
+        if self._stopped:
+            return
+        if self._task is not None and not self._task.done():
+            self._again = True
+            return
+        self._task = asyncio.ensure_future(self._poll())
+
+    async def _poll(self) -> None:
+        quiet = await _quiet(self.env, self.env.now())
+        if quiet is None:
+            await self._runs()
+        else:
+            self._plan(quiet)
+
     async def _runs(self) -> None:
         self._again = True
         while self._again and not self._stopped:
@@ -160,6 +187,21 @@ class Router:
         if self._timer is not None:
             self._timer.cancel()
         await self.idle()
+
+
+async def _quiet(env: RoutingEnv, at: datetime) -> RunResult | None:
+    """A run's result when a run at `at` would do nothing (nothing to place, no group due, no garbage to collect
+    yet), else None; None too when the database did not answer (the run then says why)."""
+    if env.last_gc is None or at - env.last_gc >= GC_EVERY:
+        return None
+    try:
+        async with autocommit_connection(env.delivery.sessionmaker.kw["bind"]) as conn:
+            found = await conn.fetchrow(_QUIET)
+    except Exception:
+        return None
+    if found["pending"] or (found["next"] is not None and found["next"] <= at):
+        return None
+    return RunResult(next_flush_at=found["next"])
 
 
 def wake(env: RoutingEnv) -> None:

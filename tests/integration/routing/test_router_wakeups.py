@@ -81,3 +81,57 @@ async def test_a_group_held_elsewhere_does_not_hold_back_the_next_group_due(h, d
         if router is not None:
             await router.stop()
         await other.close()
+
+
+GROUPS = "SELECT count(*) FROM alert_groups"
+
+
+async def test_a_poll_with_nothing_to_do_takes_no_lock_and_wakes_when_the_next_group_falls_due(
+    h, database_url: str
+) -> None:
+    """The scheduler's tick in every process: when nothing waits to be placed and no group is due, one plain read
+    (it does not wait behind a writer holding the alerts table) and a wake-up set for the next group."""
+    hook = await h.notifier()
+    await h.routing({**ROOT, "group_by": ["instance"], "notifier_ids": [hook]})
+    start = h.clock.now
+    await h.post(alert("Down", "soon", ends_at=(start + timedelta(days=1)).isoformat()))
+    await h.route()  # placed at `start`: due at start + 30 s; nothing is left to place
+
+    writer = await asyncpg.connect(asyncpg_dsn(database_url))
+    router: Router | None = None
+    try:
+        locked = writer.transaction()
+        await locked.start()
+        await writer.execute("LOCK TABLE alerts IN EXCLUSIVE MODE")  # a run's claim (FOR UPDATE) would wait here
+        h.renv.clock = Running(start + timedelta(seconds=29.6))  # the group falls due in 0.4 s
+        router = Router(h.renv)
+        router.poll()
+        try:
+            await asyncio.wait_for(router.idle(), 2)  # a run would still wait for the lock
+        finally:
+            await locked.rollback()
+        took = await _seconds_until_flushed(database_url, "soon", limit=3)
+        assert await _flushed(database_url, "soon"), "the poll set no wake-up for the next group"
+        assert 0.25 <= took < 1.5, took  # when it fell due, with no tick after the poll
+    finally:
+        if router is not None:
+            await router.stop()
+        await writer.close()
+
+
+async def test_a_poll_places_what_another_process_posted(h, database_url: str) -> None:
+    hook = await h.notifier()
+    await h.routing({**ROOT, "group_by": ["instance"], "notifier_ids": [hook]})
+    await h.route()  # this process has run once: nothing to place, no garbage to collect for a while
+    await h.post(alert("Down", "elsewhere"))  # by another process: this one's router was not woken
+    router = Router(h.renv)
+    try:
+        router.poll()
+        await router.idle()
+    finally:
+        await router.stop()
+    conn = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        assert await conn.fetchval(GROUPS) == 1
+    finally:
+        await conn.close()
