@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -110,22 +110,21 @@ class Router:
         self._held = 0  # runs in a row that ended with a due group held elsewhere
 
     def wake(self) -> None:
-        if self._stopped:
-            return
-        if self._task is not None and not self._task.done():
-            self._again = True
-            return
-        self._task = asyncio.ensure_future(self._runs())
+        self._start(self._runs)
 
     def poll(self) -> None:
         """The scheduler's tick, a poll for what no wake-up announced (another process's alerts): a run, unless one
-        statement shows that nothing waits to be placed and no group is due. A run under way runs once more."""
+        statement shows that nothing waits to be placed and no group is due."""
+        self._start(self._poll)
+
+    def _start(self, run: Callable[[], Awaitable[None]]) -> None:
+        """`run` in the background, unless a run is under way: that one then runs once more."""
         if self._stopped:
             return
         if self._task is not None and not self._task.done():
             self._again = True
             return
-        self._task = asyncio.ensure_future(self._poll())
+        self._task = asyncio.ensure_future(run())
 
     async def _poll(self) -> None:
         quiet = await _quiet(self.env, self.env.now())
