@@ -1,5 +1,6 @@
 """This process's router wakes when the next group falls due, also while another process holds a group that was due
-before it (flushing it): the held group is not the next wake-up's reason, and never holds back the next one."""
+before it (flushing it): the held group is not the next wake-up's reason, and never holds back the next one. The
+scheduler's poll runs the router only when there is work, and still sets the wake-up for the next group."""
 
 from __future__ import annotations
 
