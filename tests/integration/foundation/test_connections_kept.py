@@ -31,8 +31,10 @@ async def test_a_pool_keeps_one_connection_open_and_opens_it_again_after_it_was_
         await keep_one_open([pool])
         assert pool.get_size() == 1 and (await _connected(admin)).get("beacon-reads") == 1
         # The server cuts it (a restart, an idle timeout, a failover): the next run opens it again.
+        # Only this test's database: other tests' apps run read pools of the same name at the same time.
         await admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'beacon-reads'"
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name = 'beacon-reads' AND datname = current_database()"
         )
         for _ in range(100):
             if pool.get_size() == 0:
