@@ -83,6 +83,7 @@ class Alertmanager:
     def __init__(self, config: Path, storage: Path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.log: list[str] = []
         self.proc = subprocess.Popen(
             [ALERTMANAGER, f"--config.file={config}", f"--storage.path={storage}",
              f"--web.listen-address=127.0.0.1:{self.port}", "--cluster.listen-address=", "--log.level=warn"],
@@ -90,11 +91,18 @@ class Alertmanager:
             stderr=subprocess.PIPE,
             text=True,
         )  # fmt: skip
+        # Read as it comes: a pipe nobody reads fills up (64 KiB) and then stops Alertmanager at its next log line.
+        threading.Thread(target=self._collect, daemon=True).start()
+
+    def _collect(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log.append(line.rstrip("\n"))
 
     def wait_ready(self, timeout: float = 60) -> None:
         def running() -> None:
             if self.proc.poll() is not None:
-                raise AssertionError(f"alertmanager exited: {self.proc.stderr.read() if self.proc.stderr else ''}")
+                raise AssertionError("alertmanager exited:\n" + "\n".join(self.log))
 
         if not poll_ready(f"{self.url}/-/ready", running, timeout, every=0.1):
             raise AssertionError("alertmanager did not become ready")

@@ -194,6 +194,7 @@ class Run:
     again: subprocess.CompletedProcess[str]
     server: Server
     env: dict[str, str]
+    am_log: list[str]  # Alertmanager's own log (warnings and errors): why it did not send, when it did not
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +237,7 @@ def run(clones, pg_server_url, tmp_path_factory) -> Iterator[Run]:
         for name in {path.lstrip("/") for path, _ in DUE_AT_ONE}:
             sent.update(by_group(am_got, beacon=False, path=f"/{name}"))
         tolerance = TOLERANCE + machine_delay(sent, dict.fromkeys(DUE_AT_ONE, 1.0))
-        yield Run(am_got, beacon_got, tolerance, imported, again, server, cli)
+        yield Run(am_got, beacon_got, tolerance, imported, again, server, cli, am.log)
     finally:
         server.stop()
         am.stop()
@@ -257,7 +258,7 @@ def same(run: Run, receivers: list[str], expected: dict[tuple[str, str], int]) -
     """Both sides sent the same notifications to `receivers`; Alertmanager's count per group is `expected`
     (so that a scenario cannot pass by both sending nothing)."""
     am, beacon = groups(run, receivers)
-    assert {group: len(sent) for group, sent in am.items()} == expected, am
+    assert {group: len(sent) for group, sent in am.items()} == expected, (am, run.am_log[-30:])
     problems = differences(am, beacon, run.tolerance)
     assert not problems, "\n".join(problems)
 
