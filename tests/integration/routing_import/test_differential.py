@@ -254,11 +254,21 @@ def groups(run: Run, receivers: list[str]) -> tuple[Groups, Groups]:
     return am, beacon
 
 
+def _received(run: Run) -> str:
+    """What the receiver got from each side and when the last arrived: tells a side that stopped sending from a
+    receiver that stopped answering."""
+    parts = []
+    for name, got in (("Alertmanager", run.am), ("Beacon", run.beacon)):
+        last = max((r.at for r in got), default=None)
+        parts.append(f"{name} {len(got)} (the last at {last} s)")
+    return "received: " + ", ".join(parts)
+
+
 def same(run: Run, receivers: list[str], expected: dict[tuple[str, str], int]) -> None:
     """Both sides sent the same notifications to `receivers`; Alertmanager's count per group is `expected`
     (so that a scenario cannot pass by both sending nothing)."""
     am, beacon = groups(run, receivers)
-    assert {group: len(sent) for group, sent in am.items()} == expected, (am, run.am_log[-30:])
+    assert {group: len(sent) for group, sent in am.items()} == expected, (am, _received(run), run.am_log[-30:])
     problems = differences(am, beacon, run.tolerance)
     assert not problems, "\n".join(problems)
 
