@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
 import uvicorn
@@ -46,6 +46,20 @@ def poll_ready(url: str, running: Callable[[], None], timeout: float, every: flo
                 pass
             time.sleep(every)
     return False
+
+
+def collected(stream: IO[str] | None) -> list[str]:
+    """The lines a child process writes to `stream` (a pipe), read in a thread as they come: a pipe nobody reads
+    fills up (64 KiB) and stops its writer at its next line. The list grows while the child runs."""
+    assert stream is not None
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in stream:
+            lines.append(line.rstrip("\n"))
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
 
 
 def free_port() -> int:
@@ -100,7 +114,6 @@ class Server:
         self, env: dict[str, str], port: int, *extra: str, beacon: str = BEACON, cwd: Path | None = None
     ) -> None:
         self.port = port
-        self.lines: list[str] = []
         # One process unless the test asks for more (`beacon serve` alone starts one per CPU).
         workers = () if "--workers" in extra else ("--workers", "1")
         self.proc = subprocess.Popen(
@@ -111,12 +124,7 @@ class Server:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        threading.Thread(target=self._collect, daemon=True).start()
-
-    def _collect(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
+        self.lines = collected(self.proc.stdout)
 
     @property
     def token(self) -> str | None:

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from tests.servers import free_port, poll_ready
+from tests.servers import collected, free_port, poll_ready
 
 ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
 TOLERANCE = 1.0  # seconds between the two sides' arrival times
@@ -83,7 +83,6 @@ class Alertmanager:
     def __init__(self, config: Path, storage: Path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log: list[str] = []
         self.proc = subprocess.Popen(
             [ALERTMANAGER, f"--config.file={config}", f"--storage.path={storage}",
              f"--web.listen-address=127.0.0.1:{self.port}", "--cluster.listen-address=", "--log.level=warn"],
@@ -91,13 +90,7 @@ class Alertmanager:
             stderr=subprocess.PIPE,
             text=True,
         )  # fmt: skip
-        # Read as it comes: a pipe nobody reads fills up (64 KiB) and then stops Alertmanager at its next log line.
-        threading.Thread(target=self._collect, daemon=True).start()
-
-    def _collect(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.append(line.rstrip("\n"))
+        self.log = collected(self.proc.stderr)  # its warnings and errors, shown when a scenario fails
 
     def wait_ready(self, timeout: float = 60) -> None:
         def running() -> None:
