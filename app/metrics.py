@@ -92,13 +92,6 @@ class Metrics:
             ["reason"],
             registry=r,
         )
-        self.routing_wakeups = Counter(
-            "beacon_routing_wakeups",
-            "Times a process's router woke, by what it did: run (the routing job) or poll (one read, then a run only "
-            "if there was work).",
-            ["action"],
-            registry=r,
-        )
 
     @contextmanager
     def timed_query(self, kind: str) -> Iterator[None]:

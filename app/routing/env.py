@@ -25,15 +25,10 @@ class Counters:
     notifications: Counter[str] = field(default_factory=Counter)  # by reason: first, new_alerts, resolved, repeat
     groups_created: int = 0
     flushes: int = 0
-    wakeups: Counter[str] = field(default_factory=Counter)  # this process's router: "run" (the job), "poll" (a read)
 
     def received(self, source: str, count: int) -> None:
         self.alerts_received[source] += count
         self.metrics.alerts_received.labels(source).inc(count)
-
-    def woke(self, action: str) -> None:
-        self.wakeups[action] += 1
-        self.metrics.routing_wakeups.labels(action).inc()
 
     def notified(self, reasons: list[str]) -> None:
         self.notifications.update(reasons)

@@ -36,7 +36,6 @@ class Flushed:
     groups: int = 0
     closed: int = 0
     sent: list[tuple[str, str, Reason]] = field(default_factory=list)  # (group key, notifier id, reason)
-    due: set[datetime] = field(default_factory=set)  # when the groups it flushed fall due next
 
 
 def _route_of(group: Mapping[str, Any], routes: Routes) -> Route:
@@ -268,7 +267,6 @@ async def flush_batch(
     writes.event_deliveries = [(q.monitor_event_id, i) for q, i in zip(queued, ids, strict=True) if q.monitor_event_id]
     await writes.apply(conn, now)
     flushed.closed = len(writes.closed)
-    flushed.due = {n for _, n, _ in writes.next}
     return flushed
 
 

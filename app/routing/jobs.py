@@ -10,10 +10,9 @@ elsewhere) takes up again.
 from __future__ import annotations
 
 import asyncio
-import heapq
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -30,12 +29,6 @@ MAX_BATCHES = 500  # per run and step: a run that has to stop leaves the rest to
 GC_EVERY = timedelta(minutes=10)
 HELD_RETRIES = 3
 HELD_RETRY_SECONDS = 0.05
-# A group falls due in the process that placed its alerts or flushed it last (it set the group's time); every other
-# process looks this much later, with one statement, in case that one is gone or busy. Without it every process's
-# timer fired at every group's time, and all but one ran a transaction that found the group locked, on the CPUs the
-# flush needed (bench/RESULTS.md, 2026-12-01 evening).
-ELSEWHERE_GRACE_SECONDS = 0.05
-OWNED_KEPT = 1024  # due times this process remembers setting; one it forgot is looked at as another's
 # After a run: the next group due after the run's time, and whether a group due by then is still unflushed (another
 # process is flushing it, or a flush failed). Two index lookups (alert_groups_due).
 _NEXT_DUE = """
@@ -62,7 +55,6 @@ class RunResult:
     queued: int = 0  # deliveries written
     next_flush_at: datetime | None = None  # when the next group falls due after the run's time
     held: bool = False  # a group due by the run's time was left unflushed: another process holds it
-    owned: set[datetime] = field(default_factory=set)  # due times of the groups this run placed alerts in or flushed
 
 
 async def place_pending(env: RoutingEnv, now: datetime, result: RunResult) -> None:
@@ -106,9 +98,7 @@ class Router:
     """This process's router: runs the routing job when woken (after a commit that wrote alerts: a group that
     falls due with them is flushed at once, not at the next tick), at the time the next group falls due, and when
     the scheduler's tick asks (a poll for what another process changed). Wakes during a run coalesce into one more run.
-    A group's time wakes the process that set it (placed the group's alerts, or flushed it last) for a run; the other
-    processes poll `ELSEWHERE_GRACE_SECONDS` later. Made by the app's lifespan with the scheduler (tests without one
-    drive `run_routing` themselves)."""
+    Made by the app's lifespan with the scheduler (tests without one drive `run_routing` themselves)."""
 
     def __init__(self, env: RoutingEnv, on_queued: Callable[[], None] | None = None) -> None:
         self.env = env
@@ -116,8 +106,6 @@ class Router:
         self._task: asyncio.Task[None] | None = None
         self._again = False
         self._timer: asyncio.TimerHandle | None = None
-        self._timer_runs = False  # the timer runs the job (a group's time this process set), else it polls
-        self._owned: list[datetime] = []  # heap: the due times this process set and has not reached yet
         self._stopped = False
         self._held = 0  # runs in a row that ended with a due group held elsewhere
 
@@ -139,19 +127,17 @@ class Router:
         self._task = asyncio.ensure_future(run())
 
     async def _poll(self) -> None:
-        self.env.counters.woke("poll")
         self._again = False
         quiet = await _quiet(self.env, self.env.now())
         if quiet is not None and not self._again:
             self._plan(quiet)
-        else:  # work to do, or a wake-up came while the poll read
+        else:  # work to do, or a wake-up came while the poll read (it asked this task to run once more)
             await self._runs()
 
     async def _runs(self) -> None:
         self._again = True
         while self._again and not self._stopped:
             self._again = False
-            self.env.counters.woke("run")
             await self.run_at(None)
 
     async def run_at(self, at: datetime | None) -> int:
@@ -161,51 +147,37 @@ class Router:
         return result.queued
 
     def _plan(self, result: RunResult) -> None:
-        """The next wake-up: when the next group falls due (at once if it fell due during the run), to run the job
-        if this process set that time, else to poll a little later. A group due by the run's time that another
-        process holds (flushing it) is looked at again shortly, a few times, and never delays the wake-up for the
-        next group. One held for longer (a flush failing here or elsewhere) is left to the tick rather than spin
-        this loop."""
-        nxt, now = self._own(result), self.env.now()
-        if self._owned:  # the next time this process set
-            self._at(max((self._owned[0] - now).total_seconds(), 0.0), runs=True)
-        if nxt is not None and not (self._owned and self._owned[0] == nxt):  # another process's
-            self._at(max((nxt - now).total_seconds() + ELSEWHERE_GRACE_SECONDS, 0.0), runs=False)
+        """The next wake-up: when the next group falls due (at once if it fell due during the run). A group due
+        by the run's time that another process holds (flushing it) is looked at again shortly, a few times, and
+        never delays the wake-up for the next group. One held for longer (a flush failing here or elsewhere) is
+        left to the tick rather than spin this loop. Every process wakes at every group's time, and the first free
+        one takes it: waking only the process that set the time (the others looking later) left a burst's second
+        batch of groups to a process still sending the first (bench/RESULTS.md, 2026-12-01 evening)."""
+        delays = []
+        if result.next_flush_at is not None:
+            delays.append(max((result.next_flush_at - self.env.now()).total_seconds(), 0.0))
         if result.held:
             self._held += 1
             if self._held <= HELD_RETRIES:
-                self._at(HELD_RETRY_SECONDS, runs=True)
+                delays.append(HELD_RETRY_SECONDS)
         else:
             self._held = 0
+        if delays:
+            self._at(min(delays))
 
-    def _own(self, result: RunResult) -> datetime | None:
-        """Remember the due times `result` set, forget those before the next one (reached, or changed since
-        elsewhere), and return the next."""
-        owned, nxt = self._owned, result.next_flush_at
-        for due in result.owned:
-            heapq.heappush(owned, due)
-        while owned and (nxt is None or owned[0] < nxt):
-            heapq.heappop(owned)
-        if len(owned) > OWNED_KEPT:
-            self._owned = heapq.nsmallest(OWNED_KEPT, owned)
-        return nxt
-
-    def _at(self, delay: float, *, runs: bool) -> None:
+    def _at(self, delay: float) -> None:
         if self._stopped:
             return
         loop = asyncio.get_running_loop()
         if self._timer is not None and not self._timer.cancelled() and self._timer.when() <= loop.time() + delay:
-            return  # an earlier wake-up is set already (a poll there runs the job if a group is due); it looks again
+            return  # an earlier wake-up is set already; it looks again when it runs
         if self._timer is not None:
             self._timer.cancel()
-        self._timer, self._timer_runs = loop.call_later(delay + 0.002, self._fire), runs
+        self._timer = loop.call_later(delay + 0.002, self._fire)
 
     def _fire(self) -> None:
         self._timer = None
-        if self._timer_runs:
-            self.wake()
-        else:
-            self.poll()
+        self.wake()
 
     async def idle(self) -> None:
         """Until no run is in progress (tests; shutdown)."""
@@ -258,10 +230,8 @@ async def place_and_flush(
             await session.commit()
         result.routed += placed.routed
         result.groups_created += placed.groups_created
-        result.owned |= placed.due
         env.counters.groups_created += placed.groups_created
         if flushed is not None:
-            result.owned |= flushed.due
             if flushed.sent and on_queued is not None:
                 on_queued()  # the delivery worker starts on this batch while the next is flushed
             result.flushed += flushed.groups

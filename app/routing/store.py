@@ -185,7 +185,6 @@ async def set_monitor_events(conn: asyncpg.Connection, events: Sequence[tuple[st
 class Placement:
     routed: int = 0
     groups_created: int = 0
-    due: set[datetime] = field(default_factory=set)  # when the groups it placed alerts in fall due
 
 
 _GROUPS = """
@@ -210,7 +209,7 @@ ON CONFLICT (key) DO UPDATE SET
     -- group_wait has passed already (Alertmanager's aggrGroup.insert).
     next_flush_at = CASE WHEN g.monitor_id IS NOT NULL OR g.flushed_at IS NULL
                          THEN LEAST(g.next_flush_at, EXCLUDED.next_flush_at) ELSE g.next_flush_at END
-RETURNING (xmax = 0) AS created, next_flush_at
+RETURNING (xmax = 0) AS created
 """
 
 
@@ -269,7 +268,6 @@ async def route_pending(conn: asyncpg.Connection, tree: Tree, now: datetime, *, 
         columns = [list(col) for col in zip(*ordered, strict=True)]
         created = await conn.fetch(_GROUPS, *columns)
         placement.groups_created = sum(1 for r in created if r["created"])
-        placement.due = {r["next_flush_at"] for r in created}
         pairs = sorted(members)
         await conn.execute(
             """

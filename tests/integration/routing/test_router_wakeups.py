@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import replace
 from datetime import datetime, timedelta
 
 import asyncpg
 
-from app.routing.env import Counters
-from app.routing.jobs import ELSEWHERE_GRACE_SECONDS, Router
+from app.routing.jobs import Router
 from app.settings import asyncpg_dsn
 from tests.integration.routing.conftest import Clock
 from tests.integration.routing.test_grouping import ROOT, alert
@@ -138,85 +136,3 @@ async def test_a_poll_places_what_another_process_posted(h, database_url: str) -
         assert await conn.fetchval(GROUPS) == 1
     finally:
         await conn.close()
-
-
-async def test_a_group_falls_due_in_the_process_that_set_its_time_and_the_others_only_look(
-    h, database_url: str
-) -> None:
-    """Two processes: the one that placed the group's alert runs the job when the group falls due; the other one
-    reads a little later (one statement, no transaction) and finds the group flushed. Before, every process ran
-    the job at every group's time, and all but one found the group locked, on the CPUs the flush needed."""
-    hook = await h.notifier()
-    await h.routing({**ROOT, "group_by": ["instance"], "notifier_ids": [hook]})
-    start = h.clock.now
-    await h.post(alert("Down", "owned", ends_at=(start + timedelta(days=1)).isoformat()))
-    h.renv.clock = Running(start + timedelta(seconds=29.4))  # the group (formed at `start`) falls due in 0.6 s
-    placer = Router(h.renv)
-    try:
-        placer.wake()
-        await placer.idle()
-        other = Router(replace(h.renv, counters=Counters()))  # a process that has run before (no garbage to collect)
-        other.poll()  # learns when the next group falls due
-        await other.idle()
-        assert placer.env.counters.wakeups == {"run": 1} and other.env.counters.wakeups == {"poll": 1}
-        took = await _seconds_until_flushed(database_url, "owned", limit=3)
-        assert 0.45 <= took < 1.5, took  # when it fell due
-        await asyncio.sleep(ELSEWHERE_GRACE_SECONDS + 0.3)  # past the other's look
-        assert placer.env.counters.wakeups == {"run": 2}  # placed, then flushed
-        assert other.env.counters.wakeups == {"poll": 2}, "the other process ran the job at the group's time"
-        await other.stop()
-    finally:
-        await placer.stop()
-
-
-async def test_when_the_process_that_set_a_groups_time_is_gone_another_flushes_it_a_little_later(
-    h, database_url: str
-) -> None:
-    hook = await h.notifier()
-    await h.routing({**ROOT, "group_by": ["instance"], "notifier_ids": [hook]})
-    start = h.clock.now
-    await h.post(alert("Down", "orphan", ends_at=(start + timedelta(days=1)).isoformat()))
-    h.renv.clock = Running(start + timedelta(seconds=29.4))
-    placer = Router(h.renv)
-    placer.wake()
-    await placer.idle()
-    await placer.stop()  # its process ends before the group falls due
-    other = Router(replace(h.renv, counters=Counters()))
-    try:
-        other.poll()
-        await other.idle()
-        took = await _seconds_until_flushed(database_url, "orphan", limit=3)
-        assert await _flushed(database_url, "orphan"), "nobody flushed the group whose process was gone"
-        assert 0.45 <= took < 1.5, took
-        assert other.env.counters.wakeups == {"poll": 2, "run": 1}  # it looked, found the group due, ran the job
-    finally:
-        await other.stop()
-
-
-async def test_a_process_flushes_its_own_group_at_its_time_also_when_another_falls_due_just_before(
-    h, database_url: str
-) -> None:
-    """Prometheus posts an alert, then the rest of its batch a little later, and two processes place them: the
-    second one's groups fall due at their time, not at its look at the first one's group."""
-    hook = await h.notifier()
-    await h.routing({**ROOT, "group_by": ["instance"], "notifier_ids": [hook]})
-    start = h.clock.now
-    day = (start + timedelta(days=1)).isoformat()
-    h.renv.clock = Running(start + timedelta(seconds=29.4))
-    first = Router(replace(h.renv, counters=Counters()))
-    second = Router(h.renv)
-    try:
-        await h.post(alert("Down", "first", ends_at=day))  # due at start + 30 s
-        first.wake()
-        await first.idle()
-        h.clock.advance(0.02)
-        await h.post(alert("Down", "second", ends_at=day))  # due 20 ms later, before the first's look at it
-        second.wake()
-        await second.idle()
-        await _seconds_until_flushed(database_url, "second", limit=3)
-        await asyncio.sleep(ELSEWHERE_GRACE_SECONDS + 0.3)
-        assert await _flushed(database_url, "first") and await _flushed(database_url, "second")
-        assert second.env.counters.wakeups == {"run": 2}, "the second group waited for a look at the first"
-    finally:
-        await first.stop()
-        await second.stop()
