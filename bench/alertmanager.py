@@ -5,15 +5,18 @@ For each side, two instances, as each is run for high availability: two Alertman
 (`--cluster.peer`), or two `beacon serve` processes on one database. Prometheus 2.42 sends every alert to both
 (as Prometheus is told to with an HA pair). 50 alerting rules (`vector(1) > 0`, label `n` = 00..49, one
 evaluation a second) fire at once; `group_by: [alertname, n]`, so each alert is its own group and its own
-notification. Reports, per side:
+notification. With `--rounds R`, R such bursts, `--spacing` seconds apart, each of its own rules (alertname
+`BenchFiring<r>`): one run then gives R figures of the same burst (a single burst's p50 varies by ±10 ms from run to
+run on 2 cores). Reports, per side:
 - rule firing (the alert's `activeAt` in Prometheus) -> its first notification received: p50 / p99 / max,
-  against `group_wait` (the baseline: everything above it is the router's and Prometheus' overhead);
+  against `group_wait` (the baseline: everything above it is the router's and Prometheus' overhead); with rounds,
+  also each round's p50 and their median;
 - notifications received per alert over the observation window: anything over one is a duplicate.
 
 The rules fire at a set time (`vector(time()) > T`), once Prometheus has discovered both receivers, so no alert
 is lost to its start-up; Prometheus' resend delay is its default (1 minute). Needs /usr/bin/prometheus,
 /usr/bin/prometheus-alertmanager (Debian's packages) and a PostgreSQL server. Run from the repository root:
-    .venv/bin/python bench/alertmanager.py [--alerts 50] [--group-wait 5] [--observe 25]
+    .venv/bin/python bench/alertmanager.py [--alerts 50] [--group-wait 5] [--observe 25] [--rounds 1]
 with BEACON_BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres).
 """
 
@@ -22,8 +25,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,16 +56,27 @@ ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
 LEAD_SECONDS = 15
 
 
-def rules(n: int, fire_at: float) -> str:
-    """n rules that start firing at `fire_at` (Unix time), one label `n` each."""
+def rules(n: int, fire_at: float, rounds: int = 1, spacing: float = 0) -> str:
+    """n rules per round that start firing at `fire_at` (Unix time) + the round's `spacing`s, one label `n` each;
+    round r's alert is `BenchFiring` + r (from the second round on)."""
     lines = ["groups:", "- name: bench", "  interval: 1s", "  rules:"]
-    for i in range(n):
-        lines += [
-            "  - alert: BenchFiring",
-            f"    expr: vector(time()) > {fire_at:.0f}",
-            f"    labels: {{n: '{i:02d}'}}",
-        ]
+    for r in range(rounds):
+        for i in range(n):
+            lines += [
+                f"  - alert: {alert_name(r)}",
+                f"    expr: vector(time()) > {fire_at + r * spacing:.0f}",
+                f"    labels: {{n: '{i:02d}'}}",
+            ]
     return "\n".join(lines) + "\n"
+
+
+def alert_name(r: int) -> str:
+    return "BenchFiring" + (str(r) if r else "")
+
+
+def key(labels: dict[str, str]) -> str:
+    """An alert's key in the results: its name and `n`."""
+    return f"{labels.get('alertname')}/{labels['n']}"
 
 
 def prometheus_config(targets: list[str], token: str | None) -> str:
@@ -86,20 +102,20 @@ def stop(procs: list[subprocess.Popen]) -> None:
             p.kill()
 
 
-def firing_ns(body: dict) -> list[str]:
-    """The `n` of each firing alert a notification lists (Alertmanager's webhook body, or Beacon's)."""
+def firing_keys(body: dict) -> list[str]:
+    """The key of each firing alert a notification lists (Alertmanager's webhook body, or Beacon's)."""
     alerts = body.get("alerts") or body.get("data", {}).get("alerts") or []
-    return [a["labels"]["n"] for a in alerts if a.get("status") == "firing" and "n" in a.get("labels", {})]
+    return [key(a["labels"]) for a in alerts if a.get("status") == "firing" and "n" in a.get("labels", {})]
 
 
 async def run_prometheus(
     work: Path, targets: list[str], token: str | None, receiver: Receiver, args: argparse.Namespace
 ) -> dict[str, Any]:
     """Start Prometheus at the targets, fire the rules once it sees them, and measure what the receiver gets."""
-    n, observe, resend = args.alerts, args.observe, args.resend_delay
+    n, observe, resend, rounds, spacing = args.alerts, args.observe, args.resend_delay, args.rounds, args.spacing
     (work / "prometheus.yml").write_text(prometheus_config(targets, token))
     fire_at = time.time() + LEAD_SECONDS
-    (work / "rules.yml").write_text(rules(n, fire_at))
+    (work / "rules.yml").write_text(rules(n, fire_at, rounds, spacing))
     port = free_port()
     prom = quiet(
         [PROMETHEUS, f"--config.file={work / 'prometheus.yml'}", f"--storage.tsdb.path={work / 'tsdb'}",
@@ -123,8 +139,8 @@ async def run_prometheus(
                 raise SystemExit("Prometheus took too long to discover its Alertmanagers; raise LEAD_SECONDS")
             receiver.got.clear()
             active: dict[str, float] = {}
-            deadline = time.monotonic() + 60
-            while len(active) < n and time.monotonic() < deadline:
+            deadline = time.monotonic() + 60 + rounds * spacing
+            while len(active) < n * rounds and time.monotonic() < deadline:
                 await asyncio.sleep(0.5)
                 try:
                     found = (await http.get(f"{api}/alerts")).json()["data"]["alerts"]
@@ -132,17 +148,21 @@ async def run_prometheus(
                     continue
                 for a in found:
                     if a["state"] == "firing":
-                        active[a["labels"]["n"]] = datetime.fromisoformat(a["activeAt"]).timestamp()
+                        active[key(a["labels"])] = datetime.fromisoformat(a["activeAt"]).timestamp()
             await asyncio.sleep(observe)  # the notifications, and any duplicate, arrive meanwhile
     finally:
         stop([prom])
     first: dict[str, float] = {}
     counts: Counter[str] = Counter()
     for arrived, body in receiver.got:
-        for name in firing_ns(body):
+        for name in firing_keys(body):
             counts[name] += 1
             first.setdefault(name, arrived)
     latencies = [(first[k] - active[k]) * 1000 for k in active if k in first]
+    per_round = [
+        pct([(first[k] - active[k]) * 1000 for k in active if k in first and k.startswith(alert_name(r) + "/")], 50)
+        for r in range(rounds)
+    ]
     return {
         "alerts": len(active),
         "notified": len(first),
@@ -150,6 +170,7 @@ async def run_prometheus(
         "p99": pct(latencies, 99),
         "max": max(latencies, default=float("nan")),
         "duplicates": sum(c - 1 for c in counts.values()),
+        "rounds_p50": [round(p, 1) for p in per_round],
         "active": active,
     }
 
@@ -238,16 +259,17 @@ async def phases(url: str, active: dict[str, float]) -> str:
     conn = await asyncpg.connect(asyncpg_dsn(url))
     try:
         rows = await conn.fetch(
-            "SELECT g.labels->>'n' AS n, g.created_at, d.created_at AS flushed, d.last_attempt_at AS sent "
+            "SELECT g.labels::text AS labels, g.created_at, d.created_at AS flushed, d.last_attempt_at AS sent "
             "FROM alert_groups g JOIN deliveries d ON d.alert_group_key = g.key AND d.alert_group_reason = 'first'"
         )
     finally:
         await conn.close()
     parts: dict[str, list[float]] = {"firing->formed": [], "formed->flushed": [], "flushed->sent": []}
     for r in rows:
-        if r["n"] not in active or r["sent"] is None:
+        name = key(json.loads(r["labels"]))
+        if name not in active or r["sent"] is None:
             continue
-        parts["firing->formed"].append((r["created_at"].timestamp() - active[r["n"]]) * 1000)
+        parts["firing->formed"].append((r["created_at"].timestamp() - active[name]) * 1000)
         parts["formed->flushed"].append((r["flushed"] - r["created_at"]).total_seconds() * 1000)
         parts["flushed->sent"].append((r["sent"] - r["flushed"]).total_seconds() * 1000)
     return ", ".join(f"{k} {pct(v, 50):.0f} / {pct(v, 99):.0f}" for k, v in parts.items())
@@ -263,6 +285,8 @@ async def main() -> None:
     parser.add_argument("--beacon-env", action="append", default=[], metavar="BEACON_X=V",
                         help="a setting for both Beacon processes (repeatable)")  # fmt: skip
     parser.add_argument("--observe", type=float, default=25, help="seconds to watch for duplicates after firing")
+    parser.add_argument("--rounds", type=int, default=1, help="bursts of --alerts rules, each firing once")
+    parser.add_argument("--spacing", type=float, default=10, help="seconds between the rounds' firing")
     args = parser.parse_args()
     for binary in (PROMETHEUS, ALERTMANAGER):
         if not os.access(binary, os.X_OK):
@@ -288,7 +312,8 @@ async def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(
-        f"\n{args.alerts} alerts, group_wait {args.group_wait} s (the baseline), observed {args.observe} s after firing"
+        f"\n{args.alerts} alerts x {args.rounds} round(s), group_wait {args.group_wait} s (the baseline), observed "
+        f"{args.observe} s after the last firing"
     )
     print("| router | notified | rule firing -> notification p50 / p99 / max | over group_wait p50 | duplicates |")
     print("|---|---|---|---|---|")
@@ -296,6 +321,11 @@ async def main() -> None:
         over = r["p50"] - args.group_wait * 1000
         print(f"| {side} | {r['notified']} of {r['alerts']} | {r['p50']:.0f} / {r['p99']:.0f} / {r['max']:.0f} ms "
               f"| {over:.0f} ms | {r['duplicates']} |")  # fmt: skip
+    if args.rounds > 1:
+        for side, r in results.items():
+            overs = [p - args.group_wait * 1000 for p in r["rounds_p50"]]
+            print(f"{side}: over group_wait p50 per round {' / '.join(f'{o:.0f}' for o in overs)} ms, "
+                  f"median {statistics.median(overs):.0f} ms")  # fmt: skip
     am, bc = results.get("Alertmanager 0.25 x2 (gossip cluster)"), results.get("Beacon x2 (one database)")
     if am and bc:
         print(f"ratio Beacon / Alertmanager, p50: {bc['p50'] / am['p50']:.2f}, p99: {bc['p99'] / am['p99']:.2f}")
