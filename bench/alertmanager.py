@@ -6,8 +6,8 @@ For each side, two instances, as each is run for high availability: two Alertman
 (as Prometheus is told to with an HA pair). 50 alerting rules (`vector(1) > 0`, label `n` = 00..49, one
 evaluation a second) fire at once; `group_by: [alertname, n]`, so each alert is its own group and its own
 notification. With `--rounds R`, R such bursts, `--spacing` seconds apart, each of its own rules (alertname
-`BenchFiring<r>`): one run then gives R figures of the same burst (a single burst's p50 varies by ±10 ms from run to
-run on 2 cores). Reports, per side:
+`BenchFiring<r>`): one run then gives R figures of the same burst (a single burst's p50 varies by ±10–20 ms from run
+to run on 2 cores). Reports, per side:
 - rule firing (the alert's `activeAt` in Prometheus) -> its first notification received: p50 / p99 / max,
   against `group_wait` (the baseline: everything above it is the router's and Prometheus' overhead); with rounds,
   also each round's p50 and their median;
