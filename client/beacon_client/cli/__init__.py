@@ -4,7 +4,8 @@ alone (`pip install ./client`); Beacon's own `beacon` (app/cli.py) adds them bes
 
 The service address is `--url` (`--server` on `annotate`, whose `--url` is the annotation's link) or
 BEACON_URL; the token is `--token` or BEACON_TOKEN. Exit status 0 on success; on failure 1, with the error's
-code, message and request id on stderr (2 for a usage error).
+code, message and request id on stderr (2 for a usage error). Each retry of a request is a `warning:` line on
+stderr while it waits.
 
 Only click is imported at the top of these modules: each command imports the client when it runs, and nothing
 of the server ever (tests/client/test_cli_imports.py).

@@ -65,7 +65,27 @@ def make_client(url: str, token: str | None) -> Client:
     raw = os.environ.get("BEACON_MAX_RETRIES", "").strip()
     if raw and not (raw.isdigit() and int(raw) <= 10):
         raise click.UsageError(f"BEACON_MAX_RETRIES must be a whole number from 0 to 10, got {raw!r}")
+    _say_retries()
     return Client(url, token, backoff=Backoff(max_retries=int(raw)) if raw else None)
+
+
+def _say_retries() -> None:
+    """Each retry of the client (a server restarting, a busy one, or a typo in BEACON_URL: up to ~10 s of back-off
+    before the error) as a `warning:` line on stderr while it happens, rather than a silent wait."""
+    import logging
+
+    log = logging.getLogger("beacon.client")  # beacon_client.retrying logs each retry there, at INFO
+    if any(getattr(h, "beacon_cli", False) for h in log.handlers):
+        return
+
+    class Lines(logging.Handler):
+        beacon_cli = True
+
+        def emit(self, record: logging.LogRecord) -> None:
+            click.echo(f"warning: {record.getMessage()}", err=True)
+
+    log.addHandler(Lines(logging.INFO))
+    log.setLevel(logging.INFO)
 
 
 def fail(message: str) -> NoReturn:
