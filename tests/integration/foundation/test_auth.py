@@ -85,3 +85,19 @@ async def test_health_endpoints_need_no_token(client):
     r = await client.get("/readyz")
     assert r.status_code == 200 and r.json() == {"status": "ready"}
     assert "x-ratelimit-limit" not in r.headers
+
+
+async def test_a_known_token_revoked_elsewhere_writes_nothing(client, auth, db, make_token):
+    # A token the app has seen pass has its rate limit counted beside its check (app/auth_middleware.py): the
+    # check still comes before the work, so a write by a token revoked since is refused and stores nothing.
+    token = await make_token(["alerts:write"], name="poster")
+    h = {"Authorization": f"Bearer {token}"}
+    first = [{"labels": {"alertname": "Before"}}]
+    assert (await client.post("/api/v2/alerts", headers=h, json=first)).status_code == 200
+    async with db() as s:
+        await s.execute(text("UPDATE tokens SET revoked_at = now() WHERE name = 'poster'"))  # the CLI, say
+        await s.commit()
+    late = [{"labels": {"alertname": "AfterRevocation"}}]
+    assert_error(await client.post("/api/v2/alerts", headers=h, json=late), 401, "invalid_token")
+    names = [a["labels"]["alertname"] for a in (await client.get("/api/v2/alerts", headers=auth)).json()]
+    assert names == ["Before"]
