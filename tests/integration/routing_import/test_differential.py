@@ -53,6 +53,7 @@ route:
   routes:
   - matchers: [scenario="grouping"]
     receiver: grouping
+    group_wait: 2s
   - matchers: [scenario="resolve_in_wait"]
     receiver: resolve-in-wait
     group_wait: 2s
@@ -122,10 +123,12 @@ def a(scenario: str, alertname: str, *, starts: float | None = None, ends: float
 
 
 STREAM = [
-    # grouping: two groups; an alert joins within group_wait, another after the first notification.
+    # grouping: two groups; an alert joins within group_wait, another after the first notification. Its own
+    # group_wait (2 s) leaves the joining alert 1.6 s before the flush: the step before it waits for both sides'
+    # answers, which a loaded machine once took 0.93 s to give (the alert then went out just as one side flushed).
     Step(0.0, [a("grouping", "G", instance="a"), a("grouping", "G", instance="b"), a("grouping", "H", instance="a")]),
     Step(0.4, [a("grouping", "G", instance="c")]),
-    Step(2.0, [a("grouping", "G", instance="d")]),
+    Step(3.0, [a("grouping", "G", instance="d")]),
     # resolve within group_wait (2 s): never sent (K is the control that is).
     Step(0.0, [a("resolve_in_wait", "R"), a("resolve_in_wait", "K")]),
     Step(0.8, [a("resolve_in_wait", "R", ends=0.0)]),
@@ -179,7 +182,7 @@ STREAM = [
 # Groups whose first notification is due 1 s after the stream starts: how late Alertmanager sends them is the
 # delay the machine adds (see differential.machine_delay).
 DUE_AT_ONE = [
-    ("/grouping", "alertname=H"), ("/continue-pager", "alertname=C"), ("/continue-chat", "alertname=D"),
+    ("/continue-pager", "alertname=C"), ("/continue-chat", "alertname=D"),
     ("/group-all", "alertname=A,instance=1,scenario=group_all"), ("/silence", "alertname=Loud"),
     ("/resolved-on", "alertname=S"), ("/nested-info", "alertname=N,team=a"), ("/empty-label", "alertname=E"),
 ]  # fmt: skip
