@@ -3,7 +3,9 @@
 In a profile of a fresh `beacon serve` (py-spy, 1 kHz, bench/alertmanager.py), its first notification waited for
 SQLAlchemy configuring its mappers (~40 ms, at the first ORM object: the notifier its claim reads), Jinja compiling
 the message's templates (~11 ms) and msgspec learning the types it decodes (~5 ms): ~60 ms of one-time work on the
-path of the first page after a start. A process does it once, before it takes requests (~0.25 s of CPU).
+path of the first page after a start. A process does it once, before it takes requests: ~0.3 s of CPU on a
+slow machine, 0.03 s when a process before it kept the compiled templates on disk (adapters/templating.py,
+bench/first_use.py).
 """
 
 from __future__ import annotations
