@@ -82,7 +82,7 @@ def _say_retries() -> None:
         beacon_cli = True
 
         def emit(self, record: logging.LogRecord) -> None:
-            click.echo(f"warning: {record.getMessage()}", err=True)
+            say_warning(record.getMessage())
 
     log.addHandler(Lines(logging.INFO))
     log.setLevel(logging.INFO)
@@ -93,10 +93,15 @@ def fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
+def say_warning(message: str) -> None:
+    """One `warning:` line on stderr (stdout stays the result alone)."""
+    click.echo(f"warning: {message}", err=True)
+
+
 def warn(warnings: Iterable[ResultWarning]) -> None:
-    """The service's warnings, one `warning:` line each on stderr (stdout stays the result alone)."""
+    """The service's warnings, one `warning:` line each."""
     for w in warnings:
-        click.echo(f"warning: {w.message}", err=True)
+        say_warning(w.message)
 
 
 def describe(exc: BeaconAPIError) -> str:
