@@ -108,13 +108,18 @@ class _CompiledCache(FileSystemBytecodeCache):
             pass
 
 
+@cache
+def _jinja_version() -> str:
+    return version("jinja2")  # read from the package's metadata: once, not for each adapter's environment
+
+
 def _compiled_cache(env: ImmutableSandboxedEnvironment) -> FileSystemBytecodeCache | None:
     """In Jinja's own directory for this user (created 0700 and refused unless it is the user's own: a file there
     is code that runs). A file's name holds a digest of what, beside the template's text, shapes its compiled
     code (Jinja's version, the environment's class, options and filters): Jinja keys it by the template's path
     and checks its text, nothing else. None where no such directory can be made (a read-only file system)."""
     shape = (
-        version("jinja2"),
+        _jinja_version(),
         type(env).__qualname__,
         env.trim_blocks,
         env.lstrip_blocks,
