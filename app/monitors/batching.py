@@ -9,10 +9,13 @@ and each row runs the monitor's own SQL as a `LATERAL` subquery with its own `LI
     SELECT b.i, q.* FROM unnest($1::integer[], $2::jsonb[]) AS b(i, a4) CROSS JOIN LATERAL (<the SQL>) AS q
 
 So a batch of N monitors costs one round trip and one plan instead of N, and each monitor's rows are exactly
-those its own statement returns: it is the same SQL with the same values bound. What cannot go this way runs
-alone (app/monitors/evaluation.py `observe`): a shape only one monitor of the batch has, a parameter that
-differs and is itself an array (`in (...)` lists), and every monitor of a shared statement that failed (one
-monitor's regular expression failing on the data must not fail the others; alone, each reports its own error).
+those its own statement returns: it is the same SQL with the same values bound. Monitors whose statements are
+the same (the same query at other thresholds: a warning and a critical monitor, each team's copy) share one row,
+so the query runs once for all of them: in one snapshot, the same SQL and values give the same rows. What cannot
+go this way runs alone (app/monitors/evaluation.py `observe`): a shape only one monitor of the batch has, a
+parameter that differs and is itself an array (`in (...)` lists), and every monitor of a shared statement that
+failed (one monitor's regular expression failing on the data must not fail the others; alone, each reports its
+own error).
 """
 
 from __future__ import annotations
@@ -29,15 +32,23 @@ _PLACEHOLDER = re.compile(r"\$(\d+)::([a-z0-9_]+(?:\[\])?)")
 
 @dataclass(frozen=True)
 class Shared:
-    """One statement for several monitors' statements: row `i` of its result belongs to `statements[i]`."""
+    """One statement for several monitors' statements: `rows[k]` is the number, in the result's first column, of
+    the rows that belong to `statements[k]`."""
 
     sql: str
     args: list[Any]
+    rows: list[int]
 
 
 def _same(values: Sequence[Any]) -> bool:
     first = values[0]
     return all(type(v) is type(first) and v == first for v in values[1:])
+
+
+def _identity(values: Sequence[Any]) -> tuple[tuple[type, str], ...]:
+    """What tells two statements' differing values apart: their types and reprs (values equal but written
+    otherwise, a dict in another order, are merely not shared)."""
+    return tuple((type(v), repr(v)) for v in values)
 
 
 def shared_statement(statements: Sequence[Statement]) -> Shared | None:
@@ -66,16 +77,26 @@ def shared_statement(statements: Sequence[Statement]) -> Shared | None:
     inner = _PLACEHOLDER.sub(rewrite, sql)
     unnest = ", ".join(["$1::integer[]", *(f"${k}::{types[n]}[]" for n, k in arrays.items())])
     names = ", ".join(["i", *(f"a{n}" for n in arrays)])
-    args: list[Any] = [list(range(len(statements)))]
-    args += [[s.args[n - 1] for s in statements] for n in arrays]
+    distinct: dict[tuple[tuple[type, str], ...], int] = {}  # the differing values -> their row number
+    firsts: list[Statement] = []  # the first statement of each row number
+    rows = []
+    for s in statements:
+        number = distinct.setdefault(_identity([s.args[n - 1] for n in arrays]), len(distinct))
+        if number == len(firsts):
+            firsts.append(s)
+        rows.append(number)
+    args: list[Any] = [list(range(len(firsts)))]
+    args += [[s.args[n - 1] for s in firsts] for n in arrays]
     args += [statements[0].args[n - 1] for n in constants]
-    return Shared(f"SELECT b.i, q.* FROM unnest({unnest}) AS b({names}) CROSS JOIN LATERAL ({inner}) AS q", args)
+    sql = f"SELECT b.i, q.* FROM unnest({unnest}) AS b({names}) CROSS JOIN LATERAL ({inner}) AS q"
+    return Shared(sql, args, rows)
 
 
-def split(records: Sequence[Sequence[Any]], n: int) -> list[list[tuple[Any, ...]]]:
-    """The shared statement's rows, per statement (the row number taken off)."""
-    out: list[list[tuple[Any, ...]]] = [[] for _ in range(n)]
+def split(records: Sequence[Sequence[Any]], shared: Shared) -> list[list[tuple[Any, ...]]]:
+    """The shared statement's rows, per statement (the row number taken off); statements that share a row number
+    get the same rows."""
+    found: list[list[tuple[Any, ...]]] = [[] for _ in range(len(shared.args[0]))]
     for record in records:
         row = tuple(record)
-        out[row[0]].append(row[1:])
-    return out
+        found[row[0]].append(row[1:])
+    return [found[number] for number in shared.rows]

@@ -185,7 +185,7 @@ async def observe_many(
         except asyncpg.PostgresError:
             await conn.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
             continue
-        for p, rows in zip(planned, batching.split(records, len(planned)), strict=True):
+        for p, rows in zip(planned, batching.split(records, shared), strict=True):
             try:
                 found[p.at] = threshold_observation(p.monitor, p.statement, p.shape, rows)
             except OverflowError as exc:

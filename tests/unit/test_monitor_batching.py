@@ -36,5 +36,21 @@ def test_a_differing_array_cannot_be_shared():
     assert shared_statement([a, statement("['web'] | where service in ('api', 'db') | summarize count()")])
 
 
+def test_the_same_statement_runs_once_for_every_monitor_that_has_it():
+    one, two = (statement(f"['web'] | where k == {k} | summarize count()") for k in (1, 2))
+    shared = shared_statement([one, two, one, statement("['web'] | where k == 1 | summarize count()"), two])
+    assert shared is not None
+    assert shared.args[:2] == [[0, 1], ['{"k":1}', '{"k":2}']]  # two rows: the query runs twice, not five times
+    assert shared.rows == [0, 1, 0, 0, 1]
+    assert split([(1, "x"), (0, "y")], shared) == [[("y",)], [("x",)], [("y",)], [("y",)], [("x",)]]
+    # All the same: one row, every parameter stays a parameter.
+    alike = shared_statement([one, one])
+    assert alike is not None and alike.rows == [0, 0] and alike.args[0] == [0]
+    assert alike.sql.startswith("SELECT b.i, q.* FROM unnest($1::integer[]) AS b(i) CROSS JOIN LATERAL")
+
+
 def test_rows_go_back_to_their_statement():
-    assert split([(1, "x", 2), (0, "y", 3), (1, "z", 4)], 3) == [[("y", 3)], [("x", 2), ("z", 4)], []]
+    a, b, c = (statement(f"['web'] | where k == {k} | summarize count()") for k in (1, 2, 3))
+    shared = shared_statement([a, b, c])
+    assert shared is not None and shared.rows == [0, 1, 2]
+    assert split([(1, "x", 2), (0, "y", 3), (1, "z", 4)], shared) == [[("y", 3)], [("x", 2), ("z", 4)], []]

@@ -105,16 +105,26 @@ def runner_claim(monitor_id: str | None) -> Any:
     return stmt if monitor_id is None else stmt.where(Monitor.id == monitor_id)
 
 
+class _Sizes(list[int | None]):
+    runs: list[int | None]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs = []
+
+
 @pytest.fixture
-def shared_sizes(monkeypatch) -> list[int | None]:
+def shared_sizes(monkeypatch) -> _Sizes:
     """How many monitors each shared statement served (None: the shape could not be shared). Each shared statement
-    is of one dataset: its id stays a parameter (on Citus it goes to that dataset's shard, issue 32)."""
-    sizes: list[int | None] = []
+    is of one dataset: its id stays a parameter (on Citus it goes to that dataset's shard, issue 32). How many
+    times each ran its query (monitors with the same statement share one run): `shared_sizes.runs`."""
+    sizes = _Sizes()
     real = batching.shared_statement
 
     def spy(statements):
         shared = real(statements)
         sizes.append(None if shared is None else len(statements))
+        sizes.runs.append(None if shared is None else len(shared.args[0]))
         if shared is not None:
             assert re.search(r"\bdataset_id = \$\d+::integer", shared.sql), shared.sql
         return shared
@@ -137,6 +147,8 @@ async def test_batched_evaluation_answers_as_each_monitor_alone(h, shared_sizes)
     # threshold of the `status >=` shape over `web` in one (the `api` monitor of that shape is of another dataset:
     # it runs alone); the failing regular expression was reported alone.
     assert None in shared_sizes and max(s for s in shared_sizes if s is not None) >= 5
+    # The two monitors of BY_SERVICE (other thresholds) have the same statement: its query ran once for both.
+    assert (2, 1) in zip(shared_sizes, shared_sizes.runs, strict=True)
     by_apl = {m["apl"]: m["id"] for m in made}
     assert "invalid regular expression" in together[by_apl[REGEX.format(rx="(")]]["observation"].error
     assert together[by_apl[REGEX.format(rx="o+")]]["state"] == "alerting"
