@@ -17,12 +17,21 @@ import weakref
 from collections.abc import Sequence
 from functools import cache
 from importlib.metadata import version
+from json.encoder import encode_basestring  # what JSONEncoder(ensure_ascii=False) writes for text
 from pathlib import Path
 from typing import Any
 
 import msgspec
-from jinja2 import FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError
+from jinja2 import (
+    FileSystemBytecodeCache,
+    FileSystemLoader,
+    StrictUndefined,
+    TemplateError,
+    TemplateSyntaxError,
+    pass_eval_context,
+)
 from jinja2.bccache import Bucket
+from jinja2.nodes import EvalContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
@@ -39,9 +48,29 @@ _DECODE = msgspec.json.Decoder().decode
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
-def to_json(value: Any) -> Markup:
-    # Markup: already safe text for the template; the encoder escapes quotes, newlines and control characters.
-    return Markup(_JSON.encode(value))
+_HTML_SAFE_JSON = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "'": "\\u0027"})
+
+
+@pass_eval_context
+def to_json(eval_ctx: EvalContext, value: Any) -> str:
+    """The value as JSON. Text, null, booleans and integers are written here as the encoder writes them: its
+    `encode` sets up a new C encoder for every other value, which was a quarter of a message's render."""
+    kind = type(value)
+    if kind is str:
+        text = encode_basestring(value)
+    elif value is None:
+        text = "null"
+    elif kind is bool:
+        text = "true" if value else "false"
+    elif kind is int:
+        text = int.__repr__(value)
+    else:
+        text = _JSON.encode(value)
+    if not eval_ctx.autoescape:
+        return text
+    # In HTML, as Jinja's own `tojson` writes it: still the same JSON, and no `<`, `>`, `&` or `'` that could end
+    # the element or attribute it is in (a value `</p><script>` stays text).
+    return Markup(text.translate(_HTML_SAFE_JSON))
 
 
 def plain(value: Any) -> str:
@@ -70,9 +99,27 @@ def _autoescape(name: str | None) -> bool:
     return name is not None and ".html" in name
 
 
+# What `getattr` finds on a plain dict: its methods, nothing else (a dict instance has no attributes of its own).
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """The sandbox, with `x.name` on a plain dict looked up as the item at once when a dict has no such attribute:
+    what Jinja does too, after an AttributeError raised and caught, for every field of every message (the
+    context's values are dicts)."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+
 @cache
 def _environment(dirs: tuple[str, ...]) -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
+    env = _Sandbox(
         loader=FileSystemLoader(list(dirs)),
         undefined=StrictUndefined,
         autoescape=_autoescape,
@@ -116,15 +163,17 @@ def _jinja_version() -> str:
 def _compiled_cache(env: ImmutableSandboxedEnvironment) -> FileSystemBytecodeCache | None:
     """In Jinja's own directory for this user (created 0700 and refused unless it is the user's own: a file there
     is code that runs). A file's name holds a digest of what, beside the template's text, shapes its compiled
-    code (Jinja's version, the environment's class, options and filters): Jinja keys it by the template's path
-    and checks its text, nothing else. None where no such directory can be made (a read-only file system)."""
+    code (Jinja's version, the environment's class, options, and its filters and tests with what each is passed
+    besides its value: the compiled call passes it): Jinja keys it by the template's path and checks its text,
+    nothing else. None where no such directory can be made (a read-only file system)."""
     shape = (
         _jinja_version(),
         type(env).__qualname__,
         env.trim_blocks,
         env.lstrip_blocks,
         env.keep_trailing_newline,
-        sorted(env.filters),
+        sorted((name, str(getattr(f, "jinja_pass_arg", ""))) for name, f in env.filters.items()),
+        sorted((name, str(getattr(f, "jinja_pass_arg", ""))) for name, f in env.tests.items()),
     )
     digest = hashlib.sha256(repr(shape).encode()).hexdigest()[:16]
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -51,10 +52,39 @@ def test_sandbox_refuses_unsafe_attribute_access(tmp_path):
         Templates(tmp_path).text("t.txt.j2", event=kit.sample_events()["test"])
 
 
+def test_a_dicts_fields_read_as_jinja_reads_them(tmp_path):
+    """`x.name` on a dict is its item (looked up at once, not after a failed attribute lookup), unless a dict has
+    such an attribute: a label named `items` or `get` leaves the methods as they are; a missing one is an error
+    that names the template, and the sandbox still refuses what is unsafe."""
+    labels = {"items": "label", "get": "label too", "team": "sre", "update": "x"}
+    pairs = "{% for k, v in l.items() %}{{ k }}={{ v }},{% endfor %}"
+    (tmp_path / "t.txt.j2").write_text("{{ l.team }}|{{ l['items'] }}|" + pairs + "|{{ l.get('team') }}")
+    shown = Templates(tmp_path).text("t.txt.j2", l=labels)
+    assert shown == "sre|label|items=label,get=label too,team=sre,update=x,|sre"
+    (tmp_path / "missing.txt.j2").write_text("{{ l.nope }}")
+    with pytest.raises(TemplateFailure, match="'dict object' has no attribute 'nope'"):
+        Templates(tmp_path).text("missing.txt.j2", l=labels)
+    (tmp_path / "unsafe.txt.j2").write_text("{{ l.update(team='x') }}")
+    with pytest.raises(TemplateFailure, match="unsafe"):
+        Templates(tmp_path).text("unsafe.txt.j2", l=labels)
+    assert labels["team"] == "sre"
+
+
 def test_json_filter_keeps_any_text_a_json_string(tmp_path):
     (tmp_path / "p.json.j2").write_text('{"title": {{ title | json }}, "n": {{ n | json }}}')
     nasty = 'a"b\\c\nd\u2028e</script>{{ x }}\x00'
     assert Templates(tmp_path).json("p.json.j2", title=nasty, n=None) == {"title": nasty, "n": None}
+
+
+def test_json_in_html_is_still_json_and_cannot_end_its_element(tmp_path):
+    (tmp_path / "p.html.j2").write_text("<p data-x='{{ title | json }}'>{{ title | json }}</p>")
+    nasty = "</p><script>alert('x')</script> & more"
+    shown = Templates(tmp_path).text("p.html.j2", title=nasty)
+    assert "<script>" not in shown and "'x'" not in shown and " & " not in shown
+    inside = shown.split(">", 1)[1].rsplit("<", 1)[0]
+    assert json.loads(inside) == nasty and shown == f"<p data-x='{inside}'>{inside}</p>"
+    (tmp_path / "p.json.j2").write_text('{"title": {{ title | json }}}')
+    assert Templates(tmp_path).text("p.json.j2", title=nasty) == json.dumps({"title": nasty}, ensure_ascii=False)
 
 
 def test_json_output_the_standard_parser_takes_is_taken(tmp_path):
