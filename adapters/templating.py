@@ -44,7 +44,7 @@ log = logging.getLogger("beacon.templates")
 
 
 _DECODE = msgspec.json.Decoder().decode
-# One encoder for every value (json.dumps with options other than the defaults builds a new one each call).
+# How the `json` filter writes every value (json.dumps with these options).
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
@@ -53,8 +53,8 @@ _HTML_SAFE_JSON = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
 
 @pass_eval_context
 def to_json(eval_ctx: EvalContext, value: Any) -> str:
-    """The value as JSON. Text, null, booleans and integers are written here as the encoder writes them: its
-    `encode` sets up a new C encoder for every other value, which was a quarter of a message's render."""
+    """The value as JSON, as `_JSON.encode` writes it; text, null, booleans and integers without the encoder: its
+    `encode` sets up a new C encoder for every value, which was a quarter of a message's render."""
     kind = type(value)
     if kind is str:
         text = encode_basestring(value)

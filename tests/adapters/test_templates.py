@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from markupsafe import Markup
 
 from adapters import testing as kit
 from adapters.base import TemplateFailure
@@ -74,6 +76,35 @@ def test_json_filter_keeps_any_text_a_json_string(tmp_path):
     (tmp_path / "p.json.j2").write_text('{"title": {{ title | json }}, "n": {{ n | json }}}')
     nasty = 'a"b\\c\nd\u2028e</script>{{ x }}\x00'
     assert Templates(tmp_path).json("p.json.j2", title=nasty, n=None) == {"title": nasty, "n": None}
+
+
+def test_the_json_filter_writes_what_the_standard_encoder_writes(tmp_path):
+    values = [
+        'a"b\u2028',
+        None,
+        True,
+        False,
+        0,
+        -(2**70),
+        1.5,
+        1e20,
+        float("nan"),
+        float("-inf"),
+        [],
+        {},
+        [1, [2.5, None]],
+        {"a": {"b": [True, "x"]}, 3: "int key", 1.5: "float key"},
+        datetime(2026, 12, 1, tzinfo=UTC),
+        Markup("<b>"),
+    ]
+    reference = json.JSONEncoder(ensure_ascii=False, default=str)
+    (tmp_path / "v.txt.j2").write_text("{{ v | json }}")
+    for value in values:
+        assert Templates(tmp_path).text("v.txt.j2", v=value) == reference.encode(value), value
+    circular: list[object] = []
+    circular.append(circular)
+    with pytest.raises(TemplateFailure, match="Circular reference"):
+        Templates(tmp_path).text("v.txt.j2", v=circular)
 
 
 def test_json_in_html_is_still_json_and_cannot_end_its_element(tmp_path):
