@@ -42,6 +42,7 @@ from app.known_tokens import KnownTokens
 from app.logs import configure_logging
 from app.metrics import Metrics
 from app.monitors.controllers import MonitorController
+from app.monitors.tick import MonitorLoop
 from app.notifiers.controllers import NotifierController
 from app.notifiers.service import build_notifier_env
 from app.openapi import document_errors, render_plugins
@@ -156,8 +157,10 @@ async def open_services(
     delivery_env = DeliveryEnv(settings, notifier_env, http, sessionmaker, metrics=metrics)
     dispatcher = Dispatcher(delivery_env)
     routing_env = RoutingEnv(delivery_env, counters=Counters(metrics))
+    monitor_loop = None
     if settings.run_scheduler:
         routing_env.router = Router(routing_env, on_queued=functools.partial(serve_deliveries, dispatcher))
+        monitor_loop = MonitorLoop(routing_env, dispatcher)
     services = Services(
         settings=settings,
         metrics=metrics,
@@ -170,6 +173,7 @@ async def open_services(
         delivery_env=delivery_env,
         routing_env=routing_env,
         dispatcher=dispatcher,
+        monitor_loop=monitor_loop,
         ingest_caches=IngestCaches(),
         rate_limiter=RateLimiter(settings),
         query_slots=QuerySlots(settings.query_concurrency_per_token, settings.query_queue_per_token),
@@ -180,6 +184,8 @@ async def open_services(
     try:
         yield services
     finally:
+        if monitor_loop is not None:
+            await monitor_loop.stop()
         if routing_env.router is not None:
             await routing_env.router.stop()
         await dispatcher.stop(grace=settings.http_timeout_seconds + 1)

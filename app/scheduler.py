@@ -48,7 +48,10 @@ async def _deliveries(services: Services) -> None:
 
 
 async def _monitors(services: Services) -> None:
-    await run_tick(services.routing_env, services.dispatcher)
+    if services.monitor_loop is not None:
+        await services.monitor_loop.run()
+    else:
+        await run_tick(services.routing_env, services.dispatcher)
 
 
 async def _routing(services: Services) -> None:

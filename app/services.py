@@ -23,6 +23,7 @@ from app.error_shapes import ShapedPaths
 from app.ingest.service import IngestCaches
 from app.known_tokens import KnownTokens
 from app.metrics import Metrics
+from app.monitors.tick import MonitorLoop
 from app.notifiers.service import NotifierEnv
 from app.pagination import CursorCodec
 from app.query.slots import QuerySlots
@@ -48,6 +49,7 @@ class Services:
     delivery_env: DeliveryEnv
     routing_env: RoutingEnv
     dispatcher: Dispatcher
+    monitor_loop: MonitorLoop | None  # with the scheduler: evaluates monitors at their time
     # Per-process state of requests: ingest's caches, rate limits, per-token query slots, tokens seen lately.
     ingest_caches: IngestCaches
     rate_limiter: RateLimiter

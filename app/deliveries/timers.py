@@ -1,4 +1,5 @@
-"""One event-loop timer for many due times (the dispatcher's retries, paced messages, ends of mutes)."""
+"""Event-loop timers: one for many due times (`WakeTimer`: the dispatcher's retries, paced messages, ends of mutes),
+and one for the next run of a loop that reads its next time anew on each run (`Alarm`: the router, the monitors)."""
 
 from __future__ import annotations
 
@@ -49,4 +50,33 @@ class WakeTimer:
             heapq.heappop(self._due)
         self._timer = None
         self._set(loop)
+        self.wake()
+
+
+class Alarm:
+    """Calls `wake` once, at the earliest time it was set for since it last rang. A later time asked for meanwhile
+    is dropped: the run it wakes reads the next time anew, so no chain of wake-ups outlives the times it was set
+    for (one per run that set it)."""
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self.wake = wake
+        self._handle: asyncio.TimerHandle | None = None
+        self._at = 0.0
+
+    def after(self, delay: float) -> None:
+        loop = asyncio.get_running_loop()
+        at = loop.time() + max(delay, 0.0) + 0.002
+        if self._handle is not None and self._at <= at:
+            return
+        self.cancel()
+        self._at = at
+        self._handle = loop.call_at(at, self._rang)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _rang(self) -> None:
+        self._handle = None
         self.wake()

@@ -27,17 +27,27 @@ READ = requires("monitors:read")
 WRITE = requires("monitors:write")
 
 
+def _when_due(services: Services) -> None:
+    """A monitor created or changed (its next run may now be the first due): this process's loop looks again."""
+    if services.monitor_loop is not None:
+        services.monitor_loop.wake()
+
+
 class MonitorController(Controller):
     path = "/v1/monitors"
     tags = ["monitors"]
 
     @post("/", status_code=201, opt=WRITE)
-    async def create(self, request: Request[Any, Any, Any], db: AsyncSession, data: MonitorCreate) -> MonitorSaved:
+    async def create(
+        self, request: Request[Any, Any, Any], db: AsyncSession, services: Services, data: MonitorCreate
+    ) -> MonitorSaved:
         """Create a monitor.
 
         A threshold monitor compares a `summarize` query's value with `threshold`; a match_event monitor notifies of
         each matching event. The query is checked now. Needs `monitors:write`."""
-        return await service.create_monitor(db, principal(request), data)
+        out = await service.create_monitor(db, principal(request), data)
+        _when_due(services)
+        return out
 
     @get("/", opt=READ)
     async def list(
@@ -76,6 +86,7 @@ class MonitorController(Controller):
         base_url = services.settings.base_url
         out = await service.update_monitor(db, principal(request), monitor_id, data, base_url=base_url)
         wake(services.routing_env)  # its alerts may have changed
+        _when_due(services)
         return out
 
     @delete("/{monitor_id:str}", status_code=204, opt=WRITE)

@@ -19,6 +19,7 @@ from functools import partial
 import asyncpg
 
 from app.db.engine import autocommit_connection
+from app.deliveries.timers import Alarm
 from app.routing import config, routes, store
 from app.routing.env import RoutingEnv
 from app.routing.flush import FLUSH_BATCH, flush_batch
@@ -105,7 +106,7 @@ class Router:
         self.on_queued = on_queued
         self._task: asyncio.Task[None] | None = None
         self._again = False
-        self._timer: asyncio.TimerHandle | None = None
+        self.alarm = Alarm(self.wake)  # when the next group falls due
         self._stopped = False
         self._held = 0  # runs in a row that ended with a due group held elsewhere
 
@@ -163,21 +164,7 @@ class Router:
         else:
             self._held = 0
         if delays:
-            self._at(min(delays))
-
-    def _at(self, delay: float) -> None:
-        if self._stopped:
-            return
-        loop = asyncio.get_running_loop()
-        if self._timer is not None and not self._timer.cancelled() and self._timer.when() <= loop.time() + delay:
-            return  # an earlier wake-up is set already; it looks again when it runs
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = loop.call_later(delay + 0.002, self._fire)
-
-    def _fire(self) -> None:
-        self._timer = None
-        self.wake()
+            self.alarm.after(min(delays))
 
     async def idle(self) -> None:
         """Until no run is in progress (tests; shutdown)."""
@@ -186,8 +173,7 @@ class Router:
 
     async def stop(self) -> None:
         self._stopped = True
-        if self._timer is not None:
-            self._timer.cancel()
+        self.alarm.cancel()
         await self.idle()
 
 
