@@ -24,14 +24,14 @@ async def _evaluations(db, monitor_id: str) -> tuple[object, object]:
     return row.last_due_at, row.last_evaluated_at
 
 
-async def _next_evaluation(db, monitor_id: str, after: object, timeout: float) -> tuple[object, object]:
-    deadline = time.monotonic() + timeout
+async def _next_evaluation(db, monitor_id: str, after: object, within: float) -> tuple[object, object]:
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         due, evaluated = await _evaluations(db, monitor_id)
         if evaluated is not None and due != after:
             return due, evaluated
         await asyncio.sleep(0.05)
-    raise AssertionError(f"monitor {monitor_id} was not evaluated within {timeout} s")
+    raise AssertionError(f"monitor {monitor_id} was not evaluated within {within} s")
 
 
 async def test_a_monitor_is_evaluated_at_its_time_not_at_the_next_poll(database_url, tmp_path, make_token, db):
