@@ -17,7 +17,7 @@ import sys
 
 import click
 
-from beacon_client.cli.common import format_option, make_client, reporting, warn
+from beacon_client.cli.common import format_option, make_client, reporting, say_warning, warn
 from beacon_client.cli.common import server_option as _server_option
 from beacon_client.cli.common import token_option as _token_option
 from beacon_client.cli.datasets import datasets
@@ -77,7 +77,7 @@ def annotate(
             labels=label_map or None,
         )
     if warning:
-        click.echo(warning, err=True)
+        say_warning(warning)
     click.echo(ann.id)
 
 

@@ -30,4 +30,4 @@ def check_datasets(client: Client, names: Sequence[str], *, strict: bool) -> str
     noun = "datasets" if len(missing) > 1 else "dataset"
     if strict:
         fail(f"no {noun} named {listed}; nothing was created (without --strict the annotation is created anyway)")
-    return f"warning: no {noun} named {listed} yet: the annotation shows once events arrive in it"
+    return f"no {noun} named {listed} yet: the annotation shows once events arrive in it"
