@@ -17,7 +17,6 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from app.datasets.retention import apply_retention
 from app.db.warm import WARM_EVERY_SECONDS, keep_one_open
 from app.deliveries.worker import serve
-from app.monitors.tick import run_tick
 from app.services import Services
 from app.settings import Settings
 
@@ -48,10 +47,12 @@ async def _deliveries(services: Services) -> None:
 
 
 async def _monitors(services: Services) -> None:
-    if services.monitor_loop is not None:
-        await services.monitor_loop.run()
-    else:
-        await run_tick(services.routing_env, services.dispatcher)
+    """Through the loop (made with the scheduler): a run its timer started then runs once more, where a run of
+    its own would wait for that one."""
+    loop = services.monitor_loop
+    assert loop is not None
+    loop.wake()
+    await loop.idle()
 
 
 async def _routing(services: Services) -> None:

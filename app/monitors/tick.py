@@ -40,6 +40,7 @@ from app.deliveries.sending import DeliveryEnv
 from app.deliveries.timers import Alarm
 from app.deliveries.worker import Dispatcher, serve
 from app.monitors import runner
+from app.reruns import OneAtATime
 from app.routing.env import RoutingEnv
 from app.routing.jobs import run_routing
 from app.timefmt import utcnow
@@ -275,53 +276,31 @@ async def run_tick(renv: RoutingEnv, dispatcher: Dispatcher) -> TickResult:
 COALESCE_SECONDS = 0.25
 
 
-class MonitorLoop:
+class MonitorLoop(OneAtATime):
     """This process's monitor loop (made with the scheduler): a run at each of the scheduler's ticks, a poll every
     `monitor_tick_seconds` for what other processes scheduled, and at the time the next monitor falls due, read
-    as each run ends, and again after a monitor was created or changed here (`wake`). Runs never overlap: one
-    asked for during a run follows it, once."""
+    as each run ends, and again after a monitor was created or changed here (`wake`)."""
 
     def __init__(self, renv: RoutingEnv, dispatcher: Dispatcher) -> None:
+        super().__init__()
         self.renv = renv
         self.dispatcher = dispatcher
         self.alarm = Alarm(self.wake)  # when the next monitor falls due
-        self._running = asyncio.Lock()
-        self._task: asyncio.Task[None] | None = None
-        self._again = False
-        self._stopped = False
 
-    async def run(self) -> TickResult:
-        """One run: evaluate what is due, then set the timer for the next monitor due before the next tick, but no
-        sooner than `COALESCE_SECONDS` after this run began."""
-        async with self._running:
-            began = time.monotonic()
+    async def _run_once(self) -> None:
+        """Evaluate what is due, then set the timer for the next monitor due before the next tick, but no sooner
+        than `COALESCE_SECONDS` after this run began."""
+        began = time.monotonic()
+        try:
             result = await run_tick(self.renv, self.dispatcher)
+        except Exception:  # as a failing tick always was: logged, and the next tick runs again
+            log.exception("monitor loop run failed")
+            return
         if result.next_due_at is not None and not self._stopped:
             delay = (result.next_due_at - utcnow()).total_seconds()
             if delay < self.renv.delivery.settings.monitor_tick_seconds:
                 self.alarm.after(max(delay, began + COALESCE_SECONDS - time.monotonic()))
-        return result
-
-    def wake(self) -> None:
-        """A run in the background now (or after the one under way)."""
-        if self._stopped:
-            return
-        if self._task is not None and not self._task.done():
-            self._again = True
-            return
-        self._task = asyncio.ensure_future(self._runs())
-
-    async def _runs(self) -> None:
-        self._again = True
-        while self._again and not self._stopped:
-            self._again = False
-            try:
-                await self.run()
-            except Exception:  # as a failing tick: logged, and the next tick runs again
-                log.exception("monitor loop run failed")
 
     async def stop(self) -> None:
-        self._stopped = True
         self.alarm.cancel()
-        if self._task is not None:
-            await asyncio.gather(self._task, return_exceptions=True)
+        await super().stop()

@@ -9,9 +9,8 @@ elsewhere) takes up again.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -20,6 +19,7 @@ import asyncpg
 
 from app.db.engine import autocommit_connection
 from app.deliveries.timers import Alarm
+from app.reruns import OneAtATime
 from app.routing import config, routes, store
 from app.routing.env import RoutingEnv
 from app.routing.flush import FLUSH_BATCH, flush_batch
@@ -95,37 +95,23 @@ async def collect_garbage(env: RoutingEnv, now: datetime) -> int:
     return deleted
 
 
-class Router:
+class Router(OneAtATime):
     """This process's router: runs the routing job when woken (after a commit that wrote alerts: a group that
     falls due with them is flushed at once, not at the next tick), at the time the next group falls due, and when
     the scheduler's tick asks (a poll for what another process changed). Wakes during a run coalesce into one more run.
     Made by the app's lifespan with the scheduler (tests without one drive `run_routing` themselves)."""
 
     def __init__(self, env: RoutingEnv, on_queued: Callable[[], None] | None = None) -> None:
+        super().__init__()
         self.env = env
         self.on_queued = on_queued
-        self._task: asyncio.Task[None] | None = None
-        self._again = False
         self.alarm = Alarm(self.wake)  # when the next group falls due
-        self._stopped = False
         self._held = 0  # runs in a row that ended with a due group held elsewhere
-
-    def wake(self) -> None:
-        self._start(self._runs)
 
     def poll(self) -> None:
         """The scheduler's tick, a poll for what no wake-up announced (another process's alerts): a run, unless one
         statement shows that nothing waits to be placed and no group is due."""
         self._start(self._poll)
-
-    def _start(self, run: Callable[[], Awaitable[None]]) -> None:
-        """`run` in the background, unless a run is under way: that one then runs once more."""
-        if self._stopped:
-            return
-        if self._task is not None and not self._task.done():
-            self._again = True
-            return
-        self._task = asyncio.ensure_future(run())
 
     async def _poll(self) -> None:
         self._again = False
@@ -135,11 +121,8 @@ class Router:
         else:  # work to do, or a wake-up came while the poll read (it asked this task to run once more)
             await self._runs()
 
-    async def _runs(self) -> None:
-        self._again = True
-        while self._again and not self._stopped:
-            self._again = False
-            await self.run_at(None)
+    async def _run_once(self) -> None:
+        await self.run_at(None)
 
     async def run_at(self, at: datetime | None) -> int:
         """One run of the job (at `at`, else now); returns the deliveries it queued."""
@@ -166,15 +149,9 @@ class Router:
         if delays:
             self.alarm.after(min(delays))
 
-    async def idle(self) -> None:
-        """Until no run is in progress (tests; shutdown)."""
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
-
     async def stop(self) -> None:
-        self._stopped = True
         self.alarm.cancel()
-        await self.idle()
+        await super().stop()
 
 
 async def _quiet(env: RoutingEnv, at: datetime) -> RunResult | None:
