@@ -54,7 +54,7 @@ _HTML_SAFE_JSON = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
 @pass_eval_context
 def to_json(eval_ctx: EvalContext, value: Any) -> str:
     """The value as JSON, as `_JSON.encode` writes it; text, null, booleans and integers without the encoder: its
-    `encode` sets up a new C encoder for every value, which was a quarter of a message's render."""
+    `encode` sets up a new C encoder for every value but text, which was a quarter of a message's render."""
     kind = type(value)
     if kind is str:
         text = encode_basestring(value)
